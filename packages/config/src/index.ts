@@ -1,0 +1,11 @@
+export { ConfigError, loadConfigOrExit, parseConfig } from './load-config.ts';
+export {
+  gatewayEnvSchema,
+  migrateEnvSchema,
+  simEnvSchema,
+  workerEnvSchema,
+  type BusyInputMode,
+  type GatewayConfig,
+  type SimConfig,
+  type WorkerConfig,
+} from './schemas.ts';

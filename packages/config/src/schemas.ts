@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import {
+  busyInputMode,
+  logLevel,
+  nonNegativeInt,
+  optionalSecret,
+  port,
+  positiveInt,
+  postgresUrl,
+  ratio,
+  redisPrefix,
+  redisUrl,
+  telegramSecret,
+  telegramToken,
+  url,
+} from './fields.ts';
+
+const shared = {
+  DATABASE_URL: postgresUrl,
+  REDIS_URL: redisUrl,
+  REDIS_PREFIX: redisPrefix,
+  LOG_LEVEL: logLevel,
+  BUSY_INPUT_MODE: busyInputMode,
+  TELEGRAM_BOT_TOKEN: telegramToken,
+  TELEGRAM_API_ROOT: url('https://api.telegram.org'),
+  SLACK_BOT_TOKEN: optionalSecret,
+  SLACK_SIGNING_SECRET: optionalSecret,
+  SLACK_API_URL: url('https://slack.com/api/'),
+  DISCORD_BOT_TOKEN: optionalSecret,
+  DISCORD_APPLICATION_ID: optionalSecret,
+  DISCORD_PUBLIC_KEY: optionalSecret,
+  DISCORD_API_URL: url('https://discord.com/api'),
+  DISCORD_GATEWAY_URL: url(),
+  /** Characters per outbound Telegram message (Telegram's hard limit is 4096). */
+  TELEGRAM_MESSAGE_LIMIT: positiveInt(4096),
+};
+
+export const gatewayEnvSchema = z
+  .object({
+    ...shared,
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    PORT: port(3000),
+    ADMIN_TOKEN: optionalSecret,
+    TELEGRAM_WEBHOOK_SECRET: telegramSecret,
+    /** Largest accepted webhook body, bytes (DESIGN §4: 1 MiB). */
+    BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+  })
+  .superRefine((env, ctx) => {
+    if (env.TELEGRAM_BOT_TOKEN && !env.TELEGRAM_WEBHOOK_SECRET) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['TELEGRAM_WEBHOOK_SECRET'],
+        message: 'is required when TELEGRAM_BOT_TOKEN is set (the webhook must be authenticated)',
+      });
+    }
+  });
+
+export const workerEnvSchema = z.object({
+  ...shared,
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /** Health/metrics port of the worker; 0 picks a free one. */
+  WORKER_PORT: port(0),
+  MODEL_BASE_URL: url('http://127.0.0.1:4010/v1'),
+  MODEL_API_KEY: z.string().default('switchboard-sim'),
+  MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
+  MODEL_CONTEXT_TOKENS: positiveInt(128_000),
+  MODEL_TIMEOUT_MS: positiveInt(120_000),
+  COMPRESSION_THRESHOLD: ratio(0.8),
+  RESTART_SUSPEND_THRESHOLD: positiveInt(3),
+  AGENT_RUNTIME: z.enum(['openai', 'codex']).default('openai'),
+  CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
+  APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
+  SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
+  /** Conversations one worker process runs at once. */
+  WORKER_CONCURRENCY: positiveInt(64),
+  /** Queued user messages per conversation before the user is told to wait. */
+  MAX_QUEUED_INPUT: positiveInt(32),
+  COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
+  MAX_TOOL_ITERATIONS: positiveInt(8),
+  /** How often the recovery sweep looks for stranded input, ms. */
+  SWEEP_INTERVAL_MS: positiveInt(2000),
+});
+
+export const simEnvSchema = z.object({
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  PORT: port(4010),
+  LOG_LEVEL: logLevel,
+  /** Where the simulated Telegram posts updates (the gateway's webhook). */
+  SIM_TELEGRAM_WEBHOOK_URL: url(),
+  TELEGRAM_WEBHOOK_SECRET: telegramSecret,
+  TELEGRAM_BOT_TOKEN: telegramToken,
+});
+
+export const migrateEnvSchema = z.object({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel });
+
+export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+export type WorkerConfig = z.output<typeof workerEnvSchema>;
+export type SimConfig = z.output<typeof simEnvSchema>;
+export type BusyInputMode = z.output<typeof busyInputMode>;

@@ -1,0 +1,11 @@
+/**
+ * Every Postgres advisory lock the system takes, in one place, so two features
+ * can never pick the same key by accident. Two-key locks use the first key as
+ * the namespace below and the second as the object id.
+ */
+export enum AdvisoryLock {
+  /** Held while migrations run, so several processes can call db:migrate at once. */
+  Migrate = 0x5b0a_0001,
+  /** Namespace for compression locks: (CompressSession, session id). */
+  CompressSession = 0x5b0a_0002,
+}

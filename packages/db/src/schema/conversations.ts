@@ -1,0 +1,27 @@
+import { bigint, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+/** One place the bot talks in (DESIGN §2). Lives long; points at its current session. */
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    /** platform:account:chat:thread:userScope — see core's resolveConversationKey. */
+    key: text('key').notNull().unique(),
+    platform: text('platform').notNull(),
+    accountId: text('account_id').notNull(),
+    chatId: text('chat_id').notNull(),
+    threadId: text('thread_id').notNull().default(''),
+    userScope: text('user_scope').notNull().default(''),
+    status: text('status', { enum: ['active', 'suspended'] }).notNull().default('active'),
+    suspendReason: text('suspend_reason'),
+    /** null = the global BUSY_INPUT_MODE. */
+    busyMode: text('busy_mode', { enum: ['interrupt', 'queue', 'collect', 'steer'] }),
+    restartCount: integer('restart_count').notNull().default(0),
+    currentSessionId: bigint('current_session_id', { mode: 'number' }),
+    preSuspendSessionId: bigint('pre_suspend_session_id', { mode: 'number' }),
+    lastCompressedAt: timestamp('last_compressed_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('conversations_platform_status_idx').on(t.platform, t.status), index('conversations_updated_at_idx').on(t.updatedAt)],
+);

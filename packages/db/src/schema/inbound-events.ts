@@ -1,0 +1,30 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, jsonb, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { conversations } from './conversations.ts';
+
+/** What a platform delivered, stored once under its platform event id (DESIGN §2, §4). */
+export const inboundEvents = pgTable(
+  'inbound_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    platform: text('platform').notNull(),
+    accountId: text('account_id').notNull(),
+    eventId: text('event_id').notNull(),
+    conversationId: bigint('conversation_id', { mode: 'number' })
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    text: text('text').notNull(),
+    /** Where replies go (chat, thread, message to reply to), as the adapter normalised it. */
+    replyTarget: jsonb('reply_target').$type<Record<string, unknown>>().notNull(),
+    status: text('status', { enum: ['pending', 'done'] }).notNull().default('pending'),
+    turnId: bigint('turn_id', { mode: 'number' }),
+    /** Set once a wake-up job for this event is known to be in the queue. */
+    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    unique('inbound_events_platform_account_event_key').on(t.platform, t.accountId, t.eventId),
+    index('inbound_events_pending_idx').on(t.conversationId, t.id).where(sql`${t.status} = 'pending'`),
+  ],
+);

@@ -1,0 +1,6 @@
+export { conversations } from './conversations.ts';
+export { inboundEvents } from './inbound-events.ts';
+export { messages, type StoredToolCall } from './messages.ts';
+export { outbox } from './outbox.ts';
+export { sessions } from './sessions.ts';
+export { turns, turnStatuses, type TurnStatus } from './turns.ts';

@@ -1,0 +1,30 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { conversations } from './conversations.ts';
+
+/** One segment of a conversation's transcript; compression ends it and starts a child. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    conversationId: bigint('conversation_id', { mode: 'number' })
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    parentSessionId: bigint('parent_session_id', { mode: 'number' }),
+    status: text('status', { enum: ['active', 'compressed', 'finalized'] }).notNull().default('active'),
+    endReason: text('end_reason'),
+    /** Running token estimate of the stored messages (kept per message, DESIGN §8). */
+    tokenEstimate: integer('token_estimate').notNull().default(0),
+    messageCount: integer('message_count').notNull().default(0),
+    lastSeq: integer('last_seq').notNull().default(0),
+    /** Tool-tail key whose recovery note already reached the model (DESIGN §7). */
+    recoveryAckKey: text('recovery_ack_key'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('sessions_conversation_idx').on(t.conversationId),
+    // A session has at most one child: the chain is a line, never a fork (DESIGN §2).
+    uniqueIndex('sessions_one_child_idx').on(t.parentSessionId).where(sql`${t.parentSessionId} is not null`),
+  ],
+);

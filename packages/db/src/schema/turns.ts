@@ -1,0 +1,28 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { conversations } from './conversations.ts';
+
+export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
+export type TurnStatus = (typeof turnStatuses)[number];
+
+/** One run of the agent for one or more user messages (DESIGN §2). */
+export const turns = pgTable(
+  'turns',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    conversationId: bigint('conversation_id', { mode: 'number' })
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    sessionId: bigint('session_id', { mode: 'number' }).notNull(),
+    status: text('status', { enum: turnStatuses }).notNull().default('running'),
+    workerId: text('worker_id'),
+    error: text('error'),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+  },
+  (t) => [
+    // The database itself refuses a second running turn in one conversation (DESIGN §5).
+    uniqueIndex('turns_one_running_idx').on(t.conversationId).where(sql`${t.status} = 'running'`),
+    index('turns_conversation_idx').on(t.conversationId, t.id),
+  ],
+);

@@ -29,7 +29,6 @@ CREATE TABLE "inbound_events" (
 	"reply_target" jsonb NOT NULL,
 	"status" text DEFAULT 'pending' NOT NULL,
 	"turn_id" bigint,
-	"enqueued_at" timestamp with time zone,
 	"received_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "inbound_events_platform_account_event_key" UNIQUE("platform","account_id","event_id")
 );

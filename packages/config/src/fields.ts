@@ -17,10 +17,12 @@ export const positiveInt = (fallback: number) =>
 export const nonNegativeInt = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be an integer').min(0, 'must be 0 or more').default(fallback);
 
-export const url = (fallback?: string) => {
+export function url(): z.ZodOptional<z.ZodString>;
+export function url(fallback: string): z.ZodDefault<z.ZodString>;
+export function url(fallback?: string) {
   const base = z.string().trim().url('must be a URL');
   return fallback === undefined ? base.optional() : base.default(fallback);
-};
+}
 
 export const postgresUrl = z
   .string()

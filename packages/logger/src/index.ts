@@ -1,4 +1,4 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, stdSerializers, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -45,7 +45,7 @@ export function createLogger(name: string, level: string = process.env.LOG_LEVEL
     },
     serializers: {
       err: (err: unknown) => {
-        const serialized = pino.stdSerializers.err(err as Error);
+        const serialized = stdSerializers.err(err as Error);
         if (serialized.message) serialized.message = scrubSecrets(serialized.message);
         if (serialized.stack) serialized.stack = scrubSecrets(serialized.stack);
         return serialized;

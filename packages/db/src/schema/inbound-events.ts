@@ -19,8 +19,6 @@ export const inboundEvents = pgTable(
     replyTarget: jsonb('reply_target').$type<Record<string, unknown>>().notNull(),
     status: text('status', { enum: ['pending', 'done'] }).notNull().default('pending'),
     turnId: bigint('turn_id', { mode: 'number' }),
-    /** Set once a wake-up job for this event is known to be in the queue. */
-    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

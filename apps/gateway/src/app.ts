@@ -1,0 +1,44 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { GatewayConfig } from '@switchboard/config';
+import type { Sql } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import type { TelegramParseContext } from '@switchboard/platforms';
+import type { TurnQueue } from '@switchboard/queue';
+import { registerHealthRoutes } from './routes/health.ts';
+import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  sql: Sql;
+  queue: TurnQueue;
+  /** A fail-fast connection, used for readiness. */
+  redis: Redis;
+  log: Logger;
+  telegram?: TelegramParseContext;
+}
+
+export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    // Per-request logs cost more than the ingress itself at load; errors and rejections are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+
+  // One error handler: the client learns the status, never the internals.
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error, url: request.routeOptions.url }, 'request failed');
+    else request.log.warn({ code: error.code, url: request.routeOptions.url, reason: error.message }, 'request rejected');
+    return reply.code(status).send({ ok: false, error: status >= 500 ? 'internal_error' : (error.code ?? 'bad_request'), message: status >= 500 ? undefined : error.message });
+  });
+
+  registerHealthRoutes(app, deps);
+  const ingress = { sql: deps.sql, queue: deps.queue, log: deps.log };
+  if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
+    registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
+  }
+  return app;
+}

@@ -1,0 +1,57 @@
+import { Api } from 'grammy';
+import type { GatewayConfig } from '@switchboard/config';
+import { createDbClient } from '@switchboard/db';
+import { createLogger, type Logger } from '@switchboard/logger';
+import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
+import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
+import { buildGatewayApp } from './app.ts';
+
+export interface RunningGateway {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Wires the gateway's clients, builds the app and listens. Used by main.ts and by tests in-process. */
+export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
+  const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-gateway' });
+  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
+  const queue = createTurnQueue(redis, config.REDIS_PREFIX);
+  queue.on('error', (err) => log.warn({ err }, 'queue error'));
+
+  const telegram = config.TELEGRAM_BOT_TOKEN ? await resolveTelegramContext(config, log) : undefined;
+  if (!telegram) log.info('telegram is off (no TELEGRAM_BOT_TOKEN)');
+
+  const app = await buildGatewayApp({ config, sql: db.sql, queue, redis, log, telegram });
+  const url = await app.listen({ host: config.HOST, port: config.PORT });
+  log.info({ url }, 'gateway listening');
+
+  return {
+    url,
+    async close() {
+      // Stop accepting first, then the queue, then Redis, then Postgres.
+      await app.close();
+      await queue.close();
+      redis.disconnect();
+      await db.close();
+    },
+  };
+}
+
+/**
+ * The bot's username decides whether a group message mentions it. getMe is
+ * asked once at start; if Telegram is unreachable the gateway still starts and
+ * answers commands and replies to the bot in groups.
+ */
+async function resolveTelegramContext(config: GatewayConfig, log: Logger): Promise<TelegramParseContext> {
+  const token = config.TELEGRAM_BOT_TOKEN as string;
+  const context: TelegramParseContext = { botId: readTelegramBotId(token) };
+  try {
+    const api = new Api(token, { apiRoot: config.TELEGRAM_API_ROOT.replace(/\/+$/, ''), timeoutSeconds: 3 });
+    const me = await api.getMe();
+    context.botUsername = me.username;
+  } catch (err) {
+    log.warn({ err }, 'telegram getMe failed; group mentions by username are not recognised until restart');
+  }
+  return context;
+}

@@ -1,0 +1,149 @@
+import { setMaxListeners } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { createLogger, scrubSecrets } from '@switchboard/logger';
+import { registerBodyParsers } from './body-parsers.ts';
+import { classifyError } from './errors.ts';
+import { EventHub } from './event-hub.ts';
+import { registerEventStream } from './events-stream.ts';
+import { errorWord } from './http-helpers.ts';
+import { registerCompletions } from './model-completions.ts';
+import { registerModelControl } from './model-control.ts';
+import { ModelRequestStore } from './model-requests.ts';
+import { ModelScriptRunner } from './model-script.ts';
+import { registerBotApi, sendTelegramError } from './telegram-bot-api.ts';
+import { registerTelegramControl } from './telegram-control.ts';
+import { TelegramStore } from './telegram-store.ts';
+import { TelegramApiError } from './telegram-types.ts';
+
+export type { SimEvent } from './event-hub.ts';
+export type { ModelRequestRecord } from './model-requests.ts';
+export type { ModelScript } from './model-script.ts';
+export type { ChatActionRecord, SentRecord, TelegramUpdate } from './telegram-types.ts';
+export { EventHub, simEventName } from './event-hub.ts';
+
+export interface SimOptions {
+  telegramBotToken?: string;
+  telegramWebhookUrl?: string;
+  telegramWebhookSecret?: string;
+  logLevel?: string;
+}
+
+export interface SimState {
+  telegram: TelegramStore;
+  model: { script: ModelScriptRunner; requests: ModelRequestStore };
+  events: EventHub;
+}
+
+export interface Sim {
+  app: FastifyInstance;
+  /** Starts listening (port 0 = any free port) and resolves with the base URL, e.g. http://127.0.0.1:4010. */
+  listen(port?: number, host?: string): Promise<string>;
+  /** Ends long polls and hanging model requests, then closes the server. Safe to call twice. */
+  close(): Promise<void>;
+  /** Clears every record, fault and script; counters keep increasing. Same as POST /control/reset. */
+  reset(): void;
+  /** The base URL once listening. */
+  readonly url: string | undefined;
+  /** The live stores, for in-process tests that want to await an event instead of polling HTTP. */
+  state: SimState;
+}
+
+/** Model requests carry whole transcripts; 1 MiB would cut off a long conversation's context. */
+const bodyLimitBytes = 16 * 1024 * 1024;
+
+export async function createSim(options: SimOptions = {}): Promise<Sim> {
+  const log = createLogger('sim', options.logLevel ?? 'info');
+  const app: FastifyInstance = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    bodyLimit: bodyLimitBytes,
+    // Request lines carry bot tokens; our own onResponse line scrubs them.
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 500 },
+  });
+  const shutdown = new AbortController();
+  // Every in-flight request listens for shutdown; a load test holds hundreds at once.
+  setMaxListeners(0, shutdown.signal);
+  const events = new EventHub();
+  const telegram = new TelegramStore(
+    { botToken: options.telegramBotToken, webhookUrl: options.telegramWebhookUrl, webhookSecret: options.telegramWebhookSecret },
+    events,
+  );
+  const script = new ModelScriptRunner();
+  const requests = new ModelRequestStore(events);
+  const reset = () => {
+    telegram.reset();
+    script.reset();
+    requests.clear();
+    events.publish('sim.reset', null);
+  };
+
+  registerBodyParsers(app);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: scrubSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  app.setErrorHandler(renderControlError);
+  app.setNotFoundHandler(renderNotFound);
+
+  await app.register(async (scope) => registerBotApi(scope, { store: telegram, hub: events, shutdown: shutdown.signal }));
+  await app.register(async (scope) => registerCompletions(scope, { script, requests, shutdown: shutdown.signal, log }));
+  await app.register(async (scope) => {
+    await registerTelegramControl(scope, { store: telegram, hub: events, shutdown: shutdown.signal });
+    await registerModelControl(scope, { script, requests, hub: events, shutdown: shutdown.signal });
+    await registerEventStream(scope, events, shutdown.signal);
+    scope.get('/control/health', async () => ({ ok: true }));
+    scope.post('/control/reset', async () => {
+      reset();
+      return { ok: true };
+    });
+  });
+
+  let url: string | undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    state: { telegram, model: { script, requests }, events },
+    reset,
+    get url() {
+      return url;
+    },
+    async listen(port = 0, host = '127.0.0.1') {
+      await app.listen({ port, host });
+      const address = app.server.address() as AddressInfo;
+      url = `http://${formatHost(host)}:${address.port}`;
+      return url;
+    },
+    close() {
+      closing ??= (async () => {
+        shutdown.abort();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+// A wildcard bind is reached through loopback; IPv6 literals need brackets in URLs.
+function formatHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function renderControlError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const { statusCode, code, message } = classifyError(error);
+  if (statusCode >= 500) request.log.error({ err: error }, 'control request failed');
+  return reply.code(statusCode).send({ error: errorWord(statusCode), code, message });
+}
+
+// Unknown paths answer in the shape of whichever API the caller was speaking.
+function renderNotFound(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0] ?? '';
+  if (path.startsWith('/bot')) return sendTelegramError(reply, new TelegramApiError(404, 'Not Found'));
+  if (path.startsWith('/v1/') || path === '/chat/completions') {
+    return reply.code(404).send({
+      error: { message: `Unknown request URL: ${request.method} ${path}.`, type: 'invalid_request_error', param: null, code: 'unknown_url' },
+    });
+  }
+  return reply.code(404).send({ error: 'not_found', code: 'SIM_NOT_FOUND', message: `no route ${request.method} ${path}` });
+}

@@ -1,0 +1,41 @@
+import { loadConfigOrExit, simEnvSchema } from '@switchboard/config';
+import { createLogger } from '@switchboard/logger';
+import { createSim } from './index.ts';
+
+// Entry point for `npm run start:sim`: configured only by the environment.
+const config = loadConfigOrExit(simEnvSchema);
+const log = createLogger('sim-main', config.LOG_LEVEL);
+
+const sim = await createSim({
+  telegramBotToken: config.TELEGRAM_BOT_TOKEN,
+  telegramWebhookUrl: config.SIM_TELEGRAM_WEBHOOK_URL,
+  telegramWebhookSecret: config.TELEGRAM_WEBHOOK_SECRET,
+  logLevel: config.LOG_LEVEL,
+});
+
+try {
+  const url = await sim.listen(config.PORT, config.HOST);
+  log.info(
+    { url, telegramApiRoot: url, modelBaseUrl: `${url}/v1`, webhook: config.SIM_TELEGRAM_WEBHOOK_URL ?? null },
+    `simulator listening on ${url}`,
+  );
+} catch (error) {
+  log.fatal({ err: error }, 'simulator failed to start');
+  process.exit(1);
+}
+
+let stopping = false;
+const stop = (signal: NodeJS.Signals) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'simulator stopping');
+  sim.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'simulator did not close cleanly');
+      process.exit(1);
+    },
+  );
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

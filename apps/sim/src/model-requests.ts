@@ -1,0 +1,55 @@
+import type { EventHub } from './event-hub.ts';
+
+export interface ModelRequestRecord {
+  id: number;
+  receivedAt: number;
+  body: unknown;
+  stream: boolean;
+  ruleIndex?: number;
+  status?: number;
+  finishedAt?: number;
+  /** The client closed the connection before the response was finished. */
+  abortedAt?: number;
+}
+
+export type RequestState = 'any' | 'finished' | 'aborted' | 'settled';
+
+/** Every chat-completions request, in arrival order, with how it ended. */
+export class ModelRequestStore {
+  records: ModelRequestRecord[] = [];
+  private nextId = 1;
+
+  constructor(private readonly hub: EventHub) {}
+
+  record(body: unknown): ModelRequestRecord {
+    const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
+    const record: ModelRequestRecord = { id: this.nextId++, receivedAt: Date.now(), body, stream };
+    this.records.push(record);
+    this.hub.publish('model.request', record);
+    return record;
+  }
+
+  markFinished(record: ModelRequestRecord, status: number): void {
+    if (record.finishedAt !== undefined || record.abortedAt !== undefined) return;
+    record.status = status;
+    record.finishedAt = Date.now();
+    this.hub.publish('model.finished', record);
+  }
+
+  markAborted(record: ModelRequestRecord): void {
+    if (record.finishedAt !== undefined || record.abortedAt !== undefined) return;
+    record.abortedAt = Date.now();
+    this.hub.publish('model.aborted', record);
+  }
+
+  matching(state: RequestState): ModelRequestRecord[] {
+    if (state === 'finished') return this.records.filter((record) => record.finishedAt !== undefined);
+    if (state === 'aborted') return this.records.filter((record) => record.abortedAt !== undefined);
+    if (state === 'settled') return this.records.filter((record) => record.finishedAt !== undefined || record.abortedAt !== undefined);
+    return this.records;
+  }
+
+  clear(): void {
+    this.records = [];
+  }
+}

@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { SimError, describeZodError } from './errors.ts';
+
+const defaultReplySchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('echo'), prefix: z.string().optional() }).strict(),
+  z.object({ type: z.literal('fixed'), text: z.string() }).strict(),
+  z.object({ type: z.literal('lookup'), replies: z.record(z.string()), fallback: z.string().optional() }).strict(),
+]);
+
+const ruleSchema = z
+  .object({
+    match: z.string().optional(),
+    matchRegex: z
+      .string()
+      .refine(isValidRegex, 'must be a valid JavaScript regular expression')
+      .optional(),
+    reply: z.string().optional(),
+    replyRepeat: z.object({ text: z.string().min(1), count: z.number().int().min(1).max(1_000_000) }).strict().optional(),
+    toolCalls: z
+      .array(z.object({ name: z.string().min(1), arguments: z.record(z.unknown()).default({}) }).strict())
+      .min(1)
+      .optional(),
+    error: z
+      .object({
+        status: z.number().int().min(400).max(599),
+        message: z.string().optional(),
+        type: z.string().optional(),
+        code: z.string().nullable().optional(),
+      })
+      .strict()
+      .optional(),
+    delayMs: z.number().int().nonnegative().optional(),
+    chunkDelayMs: z.number().int().nonnegative().optional(),
+    hang: z.boolean().optional(),
+    times: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+export const modelScriptSchema = z
+  .object({
+    default: defaultReplySchema.default({ type: 'echo' }),
+    rules: z.array(ruleSchema).default([]),
+    delayMs: z.number().int().nonnegative().default(0),
+    chunkDelayMs: z.number().int().nonnegative().default(0),
+    chunkSize: z.number().int().positive().default(16),
+  })
+  .strict();
+
+export type ModelScript = z.output<typeof modelScriptSchema>;
+export type ModelRule = z.output<typeof ruleSchema>;
+
+export interface ToolCallPlan {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** What to answer one request with, decided the moment it arrives. */
+export interface ReplyPlan {
+  ruleIndex?: number;
+  kind: 'reply' | 'error' | 'hang';
+  content: string;
+  toolCalls: ToolCallPlan[];
+  error?: { status: number; message: string; type: string; code: string | null };
+  delayMs: number;
+  chunkDelayMs: number;
+  chunkSize: number;
+}
+
+interface CompiledRule {
+  rule: ModelRule;
+  regex?: RegExp;
+  remaining: number;
+}
+
+const noScriptedReply = '(no scripted reply)';
+
+/**
+ * The scripted model. A script is replaced whole; rules are tried in order and
+ * the first that fits and has uses left answers. `lookup` replies live in a
+ * Map because the load tester replays whole transcripts through it.
+ */
+export class ModelScriptRunner {
+  private script: ModelScript = modelScriptSchema.parse({});
+  private rules: CompiledRule[] = [];
+  private lookup = new Map<string, string>();
+  private toolCallCounter = 0;
+
+  /** Validates and installs `input`; throws a SimError (400) naming every bad field. */
+  replace(input: unknown): ModelScript {
+    const result = modelScriptSchema.safeParse(input ?? {});
+    if (!result.success) throw new SimError('SIM_BAD_SCRIPT', describeZodError(result.error));
+    this.install(result.data);
+    return this.script;
+  }
+
+  reset(): void {
+    this.install(modelScriptSchema.parse({}));
+  }
+
+  current(): ModelScript {
+    return this.script;
+  }
+
+  /** Uses left per rule (null = unlimited), for debugging a script that stopped matching. */
+  remaining(): Array<number | null> {
+    return this.rules.map((compiled) => (Number.isFinite(compiled.remaining) ? compiled.remaining : null));
+  }
+
+  /** Picks the rule (consuming one use) and the reply for a request's messages. */
+  plan(messages: unknown[]): ReplyPlan {
+    const lastUserText = findLastUserText(messages);
+    const base = { delayMs: this.script.delayMs, chunkDelayMs: this.script.chunkDelayMs, chunkSize: this.script.chunkSize };
+    const ruleIndex = this.rules.findIndex((compiled) => compiled.remaining > 0 && fits(compiled, lastUserText));
+    const compiled = this.rules[ruleIndex];
+    if (!compiled) return { ...base, kind: 'reply', content: this.defaultReply(lastUserText), toolCalls: [] };
+
+    compiled.remaining -= 1;
+    const { rule } = compiled;
+    const timing = { delayMs: rule.delayMs ?? base.delayMs, chunkDelayMs: rule.chunkDelayMs ?? base.chunkDelayMs, chunkSize: base.chunkSize };
+    if (rule.hang) return { ...timing, ruleIndex, kind: 'hang', content: '', toolCalls: [] };
+    if (rule.error) {
+      const { status, message, type, code } = rule.error;
+      const error = { status, message: message ?? `Scripted error ${status}`, type: type ?? errorTypeFor(status), code: code ?? null };
+      return { ...timing, ruleIndex, kind: 'error', content: '', toolCalls: [], error };
+    }
+    const toolCalls = (rule.toolCalls ?? []).map((call) => ({ id: this.nextToolCallId(), name: call.name, arguments: JSON.stringify(call.arguments) }));
+    const content =
+      rule.replyRepeat !== undefined
+        ? rule.replyRepeat.text.repeat(rule.replyRepeat.count)
+        : (rule.reply ?? (toolCalls.length > 0 ? '' : this.defaultReply(lastUserText)));
+    return { ...timing, ruleIndex, kind: 'reply', content, toolCalls };
+  }
+
+  private install(script: ModelScript): void {
+    this.script = script;
+    this.rules = script.rules.map((rule) => ({
+      rule,
+      ...(rule.matchRegex !== undefined ? { regex: new RegExp(rule.matchRegex) } : {}),
+      // A tool-calling rule that answered forever would loop the agent forever.
+      remaining: rule.times ?? (rule.toolCalls ? 1 : Number.POSITIVE_INFINITY),
+    }));
+    this.lookup = script.default.type === 'lookup' ? new Map(Object.entries(script.default.replies)) : new Map();
+  }
+
+  private defaultReply(lastUserText: string): string {
+    const fallback = this.script.default;
+    if (fallback.type === 'echo') return `${fallback.prefix ?? 'echo: '}${lastUserText}`;
+    if (fallback.type === 'fixed') return fallback.text;
+    return this.lookup.get(lastUserText) ?? this.lookup.get(lastUserText.trim()) ?? fallback.fallback ?? noScriptedReply;
+  }
+
+  private nextToolCallId(): string {
+    this.toolCallCounter += 1;
+    return `call_sim${this.toolCallCounter.toString(36).padStart(6, '0')}${Math.random().toString(36).slice(2, 10)}`;
+  }
+}
+
+function fits(compiled: CompiledRule, lastUserText: string): boolean {
+  if (compiled.rule.match !== undefined && !lastUserText.includes(compiled.rule.match)) return false;
+  if (compiled.regex && !compiled.regex.test(lastUserText)) return false;
+  return true;
+}
+
+/** The text of the last `user` message; content may be a string or an array of parts. */
+export function findLastUserText(messages: unknown[]): string {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index] as { role?: unknown; content?: unknown } | null;
+    if (message?.role === 'user') return contentText(message.content);
+  }
+  return '';
+}
+
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: { type?: unknown; text?: unknown } | null) => (part?.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+function errorTypeFor(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+function isValidRegex(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,132 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { waitUntil } from './abortable.ts';
+import { SimError } from './errors.ts';
+import { simEventName, type EventHub } from './event-hub.ts';
+import { normaliseChatId, readIntQuery, watchClient } from './http-helpers.ts';
+import { parseBody } from './parse-body.ts';
+import type { TelegramStore } from './telegram-store.ts';
+import type { SentRecord } from './telegram-types.ts';
+import { buildMessageUpdate, inboundMessageSchema } from './telegram-updates.ts';
+import { deliverUpdate, prepareDelivery, redeliver } from './telegram-webhook.ts';
+
+export interface TelegramControlDeps {
+  store: TelegramStore;
+  hub: EventHub;
+  shutdown: AbortSignal;
+}
+
+const faultSchema = z
+  .object({
+    /** A Bot API method name (any case), or '*' for every method. */
+    method: z.string().min(1),
+    kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
+    times: z.number().int().positive().default(1),
+    retryAfter: z.number().int().positive().default(1),
+    delayMs: z.number().int().nonnegative().max(300_000).default(1000),
+  })
+  .strict();
+
+const redeliverSchema = z.object({ update_id: z.number().int().nonnegative().optional() }).strict();
+
+const maxWaitMs = 300_000;
+
+type Query = Record<string, unknown>;
+
+/** `/control/telegram/*`: inject user messages, inspect what the bot did, arm faults. */
+export async function registerTelegramControl(app: FastifyInstance, deps: TelegramControlDeps): Promise<void> {
+  const { store, hub, shutdown } = deps;
+
+  app.post('/control/telegram/updates', async (request) => {
+    const input = parseBody(inboundMessageSchema, request.body);
+    const update = buildMessageUpdate(store, input);
+    const url = store.webhook.url;
+    if (url === undefined) {
+      store.enqueue(update);
+      return { update, delivered: false, queued: true };
+    }
+    hub.publish('telegram.update', { update, queued: false });
+    const result = await deliverUpdate(store, hub, url, prepareDelivery(store, update, input.secret_token), shutdown);
+    return {
+      update,
+      delivered: result.status >= 200 && result.status < 300,
+      status: result.status,
+      body: result.body,
+      ackMs: result.ackMs,
+      ...(result.error ? { error: result.error } : {}),
+    };
+  });
+
+  app.post('/control/telegram/redeliver', async (request) => {
+    const { update_id: updateId } = parseBody(redeliverSchema, request.body ?? {});
+    const url = store.webhook.url;
+    if (url === undefined) throw new SimError('SIM_NO_WEBHOOK', 'no webhook is set; updates wait for getUpdates instead', 409);
+    if (updateId !== undefined && !store.undelivered.some((entry) => entry.update.update_id === updateId)) {
+      throw new SimError('SIM_UNKNOWN_UPDATE', `update ${updateId} is not in the undelivered list`, 404);
+    }
+    return redeliver(store, hub, url, updateId, shutdown);
+  });
+
+  app.get('/control/telegram/undelivered', async () => store.undelivered.map((entry) => entry.update));
+
+  app.get('/control/telegram/webhook', async () => ({
+    url: store.webhook.url ?? null,
+    secretSet: store.webhook.secret !== undefined,
+    queued: store.queue.length,
+    undelivered: store.undelivered.length,
+  }));
+
+  app.get('/control/telegram/sent', async (request) => selectSent(store, request.query as Query));
+
+  app.get('/control/telegram/wait', async (request, reply) => {
+    const query = request.query as Query;
+    const count = readIntQuery(query, 'count', { fallback: 1, min: 1 }) as number;
+    const timeoutMs = readIntQuery(query, 'timeout_ms', { fallback: 10_000, min: 0, max: maxWaitMs }) as number;
+    const { signal } = watchClient(reply, shutdown);
+    const chatId = normaliseChatId(query.chat_id);
+    const after = readIntQuery(query, 'after_message_id');
+    // Called on every recorded event: look at the count before copying anything.
+    const check = () => {
+      const all = store.sentTo(chatId);
+      const ready = after === undefined ? all.length >= count : all.filter((record) => record.message_id > after).length >= count;
+      return ready ? selectSent(store, query) : undefined;
+    };
+    const sent = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    if (sent) return sent;
+    return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
+  });
+
+  app.get('/control/telegram/actions', async (request) => {
+    const chatId = normaliseChatId((request.query as Query).chat_id);
+    return chatId === undefined ? store.actions : store.actions.filter((action) => String(action.chat_id) === String(chatId));
+  });
+
+  app.get('/control/telegram/faults', async () => store.faults);
+
+  app.post('/control/telegram/faults', async (request) => {
+    const fault = parseBody(faultSchema, request.body);
+    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
+    store.faults.push({
+      method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
+      kind,
+      remaining: fault.times,
+      retryAfter: fault.retryAfter,
+      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
+      delayMs: fault.delayMs,
+    });
+    return { ok: true, faults: store.faults };
+  });
+
+  app.delete('/control/telegram/faults', async () => {
+    store.faults = [];
+    return { ok: true };
+  });
+}
+
+/** `chat_id` (optional) and `after_message_id` (optional) filters shared by /sent and /wait. */
+function selectSent(store: TelegramStore, query: Query): SentRecord[] {
+  const chatId = normaliseChatId(query.chat_id);
+  const after = readIntQuery(query, 'after_message_id');
+  const sent = store.sentTo(chatId);
+  return after === undefined ? [...sent] : sent.filter((record) => record.message_id > after);
+}

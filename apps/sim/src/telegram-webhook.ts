@@ -1,0 +1,100 @@
+import type { EventHub } from './event-hub.ts';
+import type { TelegramStore } from './telegram-store.ts';
+import type { PendingDelivery, TelegramUpdate } from './telegram-types.ts';
+
+export const secretHeaderName = 'X-Telegram-Bot-Api-Secret-Token';
+
+/** How long the sim waits for a webhook answer before counting it as failed. */
+const webhookTimeoutMs = 30_000;
+
+export interface DeliveryResult {
+  update_id: number;
+  /** 0 when no HTTP answer came (refused, reset, timed out). */
+  status: number;
+  body: unknown;
+  ackMs: number;
+  error?: string;
+}
+
+/**
+ * Freezes what Telegram sends for `update`: the JSON bytes and the secret
+ * header, so a redelivery is byte-identical to the first attempt.
+ * `secretOverride`: undefined = the webhook's secret, null = no header.
+ */
+export function prepareDelivery(store: TelegramStore, update: TelegramUpdate, secretOverride: string | null | undefined): PendingDelivery {
+  const secretHeader = secretOverride === null ? undefined : (secretOverride ?? store.webhook.secret);
+  return { update, bytes: JSON.stringify(update), secretHeader };
+}
+
+/**
+ * POSTs one update to the webhook as Telegram does. A non-2xx answer or a
+ * network error keeps it in the undelivered list (Telegram would retry it);
+ * a 2xx removes it.
+ */
+export async function deliverUpdate(
+  store: TelegramStore,
+  hub: EventHub,
+  url: string,
+  entry: PendingDelivery,
+  shutdown: AbortSignal,
+): Promise<DeliveryResult> {
+  const startedAt = performance.now();
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (entry.secretHeader !== undefined) headers[secretHeaderName] = entry.secretHeader;
+  let result: DeliveryResult;
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: entry.bytes,
+      signal: AbortSignal.any([shutdown, AbortSignal.timeout(webhookTimeoutMs)]),
+    });
+    const body = parseAnswer(await response.text());
+    result = { update_id: entry.update.update_id, status: response.status, body, ackMs: elapsed(startedAt) };
+  } catch (error) {
+    result = { update_id: entry.update.update_id, status: 0, body: null, ackMs: elapsed(startedAt), error: describeFetchError(error) };
+  }
+
+  if (result.status >= 200 && result.status < 300) {
+    store.dropUndelivered(entry.update.update_id);
+  } else {
+    store.keepUndelivered(entry);
+    store.noteWebhookError(result.status === 0 ? (result.error ?? 'Connection failed') : `Wrong response from the webhook: ${result.status}`);
+  }
+  hub.publish('telegram.delivery', result);
+  return result;
+}
+
+/** Re-sends undelivered updates oldest first, one at a time, as Telegram keeps per-chat order. */
+export async function redeliver(
+  store: TelegramStore,
+  hub: EventHub,
+  url: string,
+  updateId: number | undefined,
+  shutdown: AbortSignal,
+): Promise<DeliveryResult[]> {
+  const entries = store.undelivered.filter((entry) => updateId === undefined || entry.update.update_id === updateId);
+  const results: DeliveryResult[] = [];
+  for (const entry of entries) results.push(await deliverUpdate(store, hub, url, entry, shutdown));
+  return results;
+}
+
+function parseAnswer(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function elapsed(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) * 100) / 100;
+}
+
+// fetch hides the interesting part ("ECONNREFUSED") in error.cause.
+function describeFetchError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim();
+  return error instanceof Error ? error.message : String(error);
+}

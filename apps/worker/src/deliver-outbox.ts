@@ -1,0 +1,74 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadPendingOutbox, markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import { PlatformError, type PlatformSender } from '@switchboard/platforms';
+import { persistWithRetry } from './persist-with-retry.ts';
+
+export interface DeliveryDeps {
+  db: Database;
+  senders: Map<string, PlatformSender>;
+  log: Logger;
+}
+
+/** Longest platform-requested pause we sit through in-line; longer ones are rescheduled. */
+const maxInlineWaitMs = 30_000;
+const inlineRetries = 3;
+/** After this many attempts across sweeps a row is failed for operators to see. */
+const maxAttempts = 10;
+
+/**
+ * Sends a conversation's pending outbox rows in order (DESIGN §11). Stops at
+ * the first row that must wait, so a later part never overtakes an earlier
+ * one; the recovery sweep brings the conversation back when the row is due.
+ * Only the conversation's lease holder calls this, so no row is sent twice
+ * concurrently.
+ */
+export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number): Promise<void> {
+  const rows = await loadPendingOutbox(deps.db, conversationId);
+  for (const row of rows) {
+    if (row.nextAttemptAt.getTime() > Date.now()) return;
+    const sender = deps.senders.get(row.platform);
+    if (!sender) {
+      await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);
+      continue;
+    }
+    const delivered = await deliverOne(deps, sender, row);
+    if (delivered === 'later') return;
+  }
+}
+
+async function deliverOne(
+  deps: DeliveryDeps,
+  sender: PlatformSender,
+  row: { id: number; target: Record<string, unknown>; text: string; attempts: number; conversationId: number },
+): Promise<'sent' | 'failed' | 'later'> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const sent = await sender.sendText(row.target, row.text, { idempotencyKey: `sb${row.id}` });
+      await persistWithRetry(() => markOutboxSent(deps.db, row.id, sent.platformMessageId), deps.log, `outbox ${row.id} sent`);
+      return 'sent';
+    } catch (error) {
+      if (!(error instanceof PlatformError)) throw error;
+      const totalAttempts = row.attempts + attempt + 1;
+      const log = { outboxId: row.id, conversationId: row.conversationId, code: error.code, attempt: totalAttempts };
+      if (!error.retryable || totalAttempts >= maxAttempts) {
+        deps.log.warn(log, 'delivery failed for good');
+        await markOutboxFailed(deps.db, row.id, `${error.code}: ${error.message}`);
+        return 'failed';
+      }
+      const waitMs = error.retryAfterMs ?? backoffWithJitter(attempt);
+      if (attempt >= inlineRetries || waitMs > maxInlineWaitMs) {
+        deps.log.warn({ ...log, waitMs }, 'delivery postponed');
+        await rescheduleOutbox(deps.db, row.id, `${error.code}: ${error.message}`, waitMs);
+        return 'later';
+      }
+      deps.log.info({ ...log, waitMs }, 'delivery retrying');
+      await sleep(waitMs);
+    }
+  }
+}
+
+function backoffWithJitter(attempt: number): number {
+  const base = 250 * 2 ** attempt;
+  return Math.round(base / 2 + Math.random() * base);
+}

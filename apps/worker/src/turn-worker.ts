@@ -1,0 +1,34 @@
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { jobCatalog, JobName, QueueName, type WakeConversationJob } from '@switchboard/queue';
+import { runConversation } from './run-conversation.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+type Handler = (job: Job) => Promise<unknown>;
+
+/**
+ * The BullMQ worker for the turns queue. Every job name in the catalog must
+ * have exactly one handler; start-up fails otherwise, not the first job.
+ */
+export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptions, prefix: string): Worker {
+  const handlers: Record<JobName, Handler> = {
+    [JobName.WakeConversation]: async (job) => {
+      const payload: WakeConversationJob = jobCatalog[JobName.WakeConversation].schema.parse(job.data);
+      return runConversation(ctx, payload.conversationId);
+    },
+  };
+  for (const name of Object.values(JobName)) {
+    if (!handlers[name]) throw new Error(`no handler for job ${name}`);
+  }
+  const worker = new Worker(
+    QueueName.Turns,
+    async (job) => {
+      const handler = handlers[job.name as JobName];
+      if (!handler) throw new Error(`unknown job ${job.name}`);
+      return handler(job);
+    },
+    { connection, prefix: `${prefix}:bull`, concurrency: ctx.config.WORKER_CONCURRENCY, lockDuration: 60_000 },
+  );
+  worker.on('error', (err) => ctx.log.warn({ err }, 'turn worker error'));
+  worker.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'wake-up job failed'));
+  return worker;
+}

@@ -1,0 +1,6 @@
+export { AgentError, type AgentErrorCode } from './agent-error.ts';
+export { createOpenAiRuntime, type AgentRuntime, type OpenAiRuntimeOptions, type RunTurnRequest, type RunTurnResult } from './openai-runtime.ts';
+export { builtinTools, calculatorTool, currentTimeTool, waitTool } from './tools/builtin-tools.ts';
+export { defineTool, describeTool, type Tool, type ToolContext } from './tools/define-tool.ts';
+export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts';
+export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';

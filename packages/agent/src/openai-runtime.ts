@@ -1,0 +1,138 @@
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { AgentError } from './agent-error.ts';
+import type { ToolRegistry } from './tools/tool-registry.ts';
+import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
+
+export interface OpenAiRuntimeOptions {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+  maxToolIterations: number;
+  tools: ToolRegistry;
+}
+
+export interface RunTurnRequest {
+  messages: ChatCompletionMessageParam[];
+  signal: AbortSignal;
+  /** Called once a model request was accepted (response started): the point where API-only notes count as delivered. */
+  onModelAccepted?: (iteration: number) => void | Promise<void>;
+  /** Called before each follow-up model call; returns user input to add to the running turn (busy mode steer). */
+  takeSteerInput?: () => Promise<ChatCompletionMessageParam[]>;
+}
+
+export interface RunTurnResult {
+  outcome: 'completed' | 'interrupted';
+  entries: TranscriptEntry[];
+  /** The final assistant text ('' when the model answered nothing). */
+  text: string;
+}
+
+export interface AgentRuntime {
+  runTurn(request: RunTurnRequest): Promise<RunTurnResult>;
+}
+
+/** Chat-completions agent loop: model → tool calls → tool results → model, streaming, abortable. */
+export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime {
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 1 });
+
+  return {
+    async runTurn(request) {
+      const entries: TranscriptEntry[] = [];
+      const messages = [...request.messages];
+      const interrupted = (): RunTurnResult => ({ outcome: 'interrupted', entries, text: '' });
+
+      for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
+        if (request.signal.aborted) return interrupted();
+        if (iteration > 0 && request.takeSteerInput) messages.push(...(await request.takeSteerInput()));
+
+        let step: { content: string; toolCalls: ToolCallEntry[] };
+        try {
+          step = await streamOneStep(client, options, messages, request, iteration);
+        } catch (error) {
+          if (request.signal.aborted || error instanceof APIUserAbortError) return interrupted();
+          throw toAgentError(error, entries);
+        }
+
+        if (step.toolCalls.length === 0) {
+          entries.push({ role: 'assistant', content: step.content });
+          return { outcome: 'completed', entries, text: step.content };
+        }
+
+        const assistant: TranscriptEntry = { role: 'assistant', content: step.content, toolCalls: step.toolCalls };
+        entries.push(assistant);
+        messages.push(toAssistantParam(step.content, step.toolCalls));
+        for (const call of step.toolCalls) {
+          // A tool not yet started when the turn is stopped is never started,
+          // but still gets a stored result so every tool_call_id has its answer (DESIGN §6).
+          let content: string;
+          if (request.signal.aborted) content = cancelledToolResult;
+          else {
+            try {
+              content = await options.tools.call(call.name, call.arguments, { signal: request.signal });
+            } catch {
+              content = cancelledToolResult;
+            }
+          }
+          entries.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content });
+          messages.push({ role: 'tool', tool_call_id: call.id, content });
+        }
+      }
+      const text = `I stopped after ${options.maxToolIterations} tool steps without a final answer.`;
+      entries.push({ role: 'assistant', content: text });
+      return { outcome: 'completed', entries, text };
+    },
+  };
+}
+
+async function streamOneStep(
+  client: OpenAI,
+  options: OpenAiRuntimeOptions,
+  messages: ChatCompletionMessageParam[],
+  request: RunTurnRequest,
+  iteration: number,
+): Promise<{ content: string; toolCalls: ToolCallEntry[] }> {
+  const stream = await client.chat.completions.create(
+    {
+      model: options.model,
+      messages,
+      stream: true,
+      ...(options.tools.definitions.length > 0 ? { tools: options.tools.definitions } : {}),
+    },
+    { signal: request.signal },
+  );
+  await request.onModelAccepted?.(iteration);
+  let content = '';
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    if (!delta) continue;
+    if (delta.refusal) throw new AgentError('MODEL_REFUSED', 'the model refused the request', []);
+    if (delta.content) content += delta.content;
+    for (const call of delta.tool_calls ?? []) {
+      const slot = (calls[call.index] ??= { id: '', name: '', arguments: '' });
+      if (call.id) slot.id = call.id;
+      if (call.function?.name) slot.name += call.function.name;
+      if (call.function?.arguments) slot.arguments += call.function.arguments;
+    }
+  }
+  if (request.signal.aborted) throw new APIUserAbortError();
+  return { content, toolCalls: calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${iteration}_${i}` })) };
+}
+
+function toAssistantParam(content: string, toolCalls: ToolCallEntry[]): ChatCompletionMessageParam {
+  return {
+    role: 'assistant',
+    content: content || null,
+    tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+  };
+}
+
+function toAgentError(error: unknown, entries: TranscriptEntry[]): AgentError {
+  if (error instanceof AgentError) return new AgentError(error.code, error.message, entries, error);
+  if (error instanceof APIConnectionTimeoutError) return new AgentError('MODEL_TIMEOUT', 'the model did not answer in time', entries, error);
+  if (error instanceof APIError && error.status === 429) return new AgentError('MODEL_RATE_LIMITED', 'the model is rate limited', entries, error);
+  const status = error instanceof APIError ? ` (${error.status ?? 'network'})` : '';
+  return new AgentError('MODEL_FAILED', `model request failed${status}`, entries, error);
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from './load-config.ts';
+import { gatewayEnvSchema, workerEnvSchema } from './schemas.ts';
+
+describe('parseConfig', () => {
+  it('applies defaults when nothing is set', () => {
+    const config = parseConfig(workerEnvSchema, {});
+    expect(config.BUSY_INPUT_MODE).toBe('interrupt');
+    expect(config.COMPRESSION_THRESHOLD).toBe(0.8);
+    expect(config.RESTART_SUSPEND_THRESHOLD).toBe(3);
+    expect(config.AGENT_RUNTIME).toBe('openai');
+  });
+
+  it('names the bad variable and what is wrong in one line', () => {
+    expect(() => parseConfig(gatewayEnvSchema, { PORT: 'abc' })).toThrow(ConfigError);
+    const error = errorOf(() => parseConfig(workerEnvSchema, { PORT: '1', COMPRESSION_THRESHOLD: '1.5', BUSY_INPUT_MODE: 'yell' }));
+    expect(error.message).not.toContain('\n');
+    expect(error.message).toMatch(/COMPRESSION_THRESHOLD must be at most 1/);
+    expect(error.message).toMatch(/BUSY_INPUT_MODE/);
+    expect(error.code).toBe('CONFIG_INVALID');
+  });
+
+  it('requires the webhook secret when Telegram is on, without echoing secrets', () => {
+    expect(() => parseConfig(gatewayEnvSchema, { TELEGRAM_BOT_TOKEN: '123:abc' })).toThrow(/TELEGRAM_WEBHOOK_SECRET is required/);
+    const error = errorOf(() => parseConfig(gatewayEnvSchema, { TELEGRAM_BOT_TOKEN: 'not-a-token-secretvalue' }));
+    expect(error.message).toContain('TELEGRAM_BOT_TOKEN');
+    expect(error.message).not.toContain('secretvalue');
+  });
+});
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}

@@ -1,0 +1,50 @@
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import type { Database } from '../client.ts';
+import { outbox } from '../schema/outbox.ts';
+
+export type OutboxRow = typeof outbox.$inferSelect;
+
+/** Pending rows of one conversation, oldest first: delivery order is reply order. */
+export async function loadPendingOutbox(db: Database, conversationId: number): Promise<OutboxRow[]> {
+  return db
+    .select()
+    .from(outbox)
+    .where(and(eq(outbox.conversationId, conversationId), eq(outbox.status, 'pending')))
+    .orderBy(asc(outbox.id));
+}
+
+export async function markOutboxSent(db: Database, id: number, platformMessageId: string): Promise<void> {
+  await db
+    .update(outbox)
+    .set({ status: 'sent', platformMessageId, sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` })
+    .where(eq(outbox.id, id));
+}
+
+export async function markOutboxFailed(db: Database, id: number, error: string): Promise<void> {
+  await db
+    .update(outbox)
+    .set({ status: 'failed', lastError: error, attempts: sql`${outbox.attempts} + 1` })
+    .where(eq(outbox.id, id));
+}
+
+/** Leaves the row pending for a later attempt (the outbox sweep picks it up when due). */
+export async function rescheduleOutbox(db: Database, id: number, error: string, delayMs: number): Promise<void> {
+  await db
+    .update(outbox)
+    .set({
+      lastError: error,
+      attempts: sql`${outbox.attempts} + 1`,
+      nextAttemptAt: sql`now() + ${`${Math.ceil(delayMs)} milliseconds`}::interval`,
+    })
+    .where(eq(outbox.id, id));
+}
+
+/** Conversations with outbox rows that are due, for the recovery sweep. */
+export async function findConversationsWithDueOutbox(db: Database, limit: number): Promise<number[]> {
+  const rows = await db
+    .selectDistinct({ conversationId: outbox.conversationId })
+    .from(outbox)
+    .where(and(eq(outbox.status, 'pending'), lte(outbox.nextAttemptAt, sql`now() - interval '2 seconds'`)))
+    .limit(limit);
+  return rows.map((r) => r.conversationId);
+}

@@ -1,0 +1,61 @@
+import type { Sql } from '../client.ts';
+
+export interface InboundToStore {
+  platform: string;
+  accountId: string;
+  eventId: string;
+  conversationKey: string;
+  chatId: string;
+  threadId: string;
+  userScope: string;
+  userId: string;
+  text: string;
+  replyTarget: Record<string, unknown>;
+}
+
+export interface StoredInbound {
+  inboundEventId: number;
+  conversationId: number;
+  /** True when this platform event id was stored before (a re-delivery). */
+  duplicate: boolean;
+  /** 'pending' until a turn has taken the event. */
+  status: 'pending' | 'done';
+}
+
+/**
+ * Upserts the conversation and stores the event in ONE round trip, since this
+ * runs inside every webhook before the platform gets its ack. The trailing
+ * SELECT sees the pre-statement snapshot, so on a re-delivery it returns the
+ * row stored earlier and on a first delivery it returns nothing from it.
+ */
+export async function storeInboundEvent(sql: Sql, event: InboundToStore): Promise<StoredInbound> {
+  const rows = await sql<{ id: string; conversation_id: string; duplicate: boolean; status: 'pending' | 'done' }[]>`
+    with conv as (
+      insert into conversations (key, platform, account_id, chat_id, thread_id, user_scope)
+      values (${event.conversationKey}, ${event.platform}, ${event.accountId}, ${event.chatId}, ${event.threadId}, ${event.userScope})
+      on conflict (key) do update set updated_at = now()
+      returning id
+    ), ins as (
+      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, reply_target)
+      select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${JSON.stringify(event.replyTarget)}::jsonb
+      from conv
+      on conflict (platform, account_id, event_id) do nothing
+      returning id, conversation_id, status
+    )
+    select id, conversation_id, false as duplicate, status from ins
+    union all
+    select id, conversation_id, true as duplicate, status from inbound_events
+    where platform = ${event.platform} and account_id = ${event.accountId} and event_id = ${event.eventId}
+      and not exists (select 1 from ins)`;
+  // Two deliveries of one event racing each other: the loser's statement
+  // snapshot predates the winner's commit, so it must look again.
+  const row =
+    rows[0] ??
+    (
+      await sql<{ id: string; conversation_id: string; duplicate: boolean; status: 'pending' | 'done' }[]>`
+        select id, conversation_id, true as duplicate, status from inbound_events
+        where platform = ${event.platform} and account_id = ${event.accountId} and event_id = ${event.eventId}`
+    )[0];
+  if (!row) throw new Error('storeInboundEvent stored nothing and found nothing');
+  return { inboundEventId: Number(row.id), conversationId: Number(row.conversation_id), duplicate: row.duplicate, status: row.status };
+}

@@ -1,0 +1,4 @@
+export { equalsConstantTime } from './constant-time.ts';
+export { PlatformError, type PlatformErrorCode } from './errors.ts';
+export * from './telegram/index.ts';
+export type { InboundMessage, ParseResult, PlatformSender, SentMessage } from './types.ts';

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { PlatformError } from '../errors.ts';
+import { parseTelegramUpdate, readTelegramBotId } from './parse-update.ts';
+
+const context = { botId: '1000001', botUsername: 'switchboard_sim_bot' };
+const user = { id: 42, is_bot: false, first_name: 'Ada' };
+
+function update(message: Record<string, unknown>, updateId = 7) {
+  return { update_id: updateId, message: { message_id: 10, date: 1_700_000_000, from: user, chat: { id: 42, type: 'private' }, ...message } };
+}
+
+describe('parseTelegramUpdate', () => {
+  it('turns a private text message into one conversation per chat, keeping the text exactly', () => {
+    const result = parseTelegramUpdate(update({ text: '  Hello *there*  ' }), context);
+    expect(result).toEqual({
+      kind: 'message',
+      message: {
+        platform: 'telegram',
+        eventId: '7',
+        userId: '42',
+        text: '  Hello *there*  ',
+        address: { platform: 'telegram', accountId: '1000001', chatId: '42', threadId: '', userScope: '' },
+        replyTarget: { chatId: 42 },
+      },
+    });
+  });
+
+  it('scopes group conversations per user and answers only when addressed', () => {
+    const group = { chat: { id: -100, type: 'supergroup' } };
+    expect(parseTelegramUpdate(update({ ...group, text: 'just chatting' }), context)).toEqual({ kind: 'ignored', reason: 'not_addressed' });
+    const mention = parseTelegramUpdate(update({ ...group, text: 'hey @Switchboard_Sim_Bot what time is it' }), context);
+    expect(mention.kind).toBe('message');
+    if (mention.kind === 'message') {
+      expect(mention.message.address.userScope).toBe('42');
+      expect(mention.message.replyTarget).toEqual({ chatId: -100, replyToMessageId: 10 });
+    }
+    const reply = parseTelegramUpdate(update({ ...group, text: 'and you?', reply_to_message: { message_id: 9, from: { id: 1000001, is_bot: true } } }), context);
+    expect(reply.kind).toBe('message');
+    expect(parseTelegramUpdate(update({ ...group, text: '/status' }), context).kind).toBe('message');
+  });
+
+  it('keeps forum topics apart by message_thread_id', () => {
+    const result = parseTelegramUpdate(update({ chat: { id: -5, type: 'supergroup' }, text: '/help', message_thread_id: 77, is_topic_message: true }), context);
+    expect(result.kind === 'message' && result.message.address.threadId).toBe('77');
+    expect(result.kind === 'message' && result.message.replyTarget).toEqual({ chatId: -5, messageThreadId: 77, replyToMessageId: 10 });
+  });
+
+  it('ignores bots, edits and messages without text', () => {
+    expect(parseTelegramUpdate(update({ text: 'hi', from: { id: 5, is_bot: true } }), context)).toEqual({ kind: 'ignored', reason: 'bot_author' });
+    expect(parseTelegramUpdate({ update_id: 1, edited_message: update({ text: 'x' }).message }, context)).toEqual({ kind: 'ignored', reason: 'unsupported_update' });
+    expect(parseTelegramUpdate(update({ photo: [] }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
+  });
+
+  it('rejects something that is not an Update with INVALID_PAYLOAD', () => {
+    for (const body of [null, 'text', { message: {} }, { update_id: -1 }, { update_id: 1, message: { chat: {} } }]) {
+      expect(() => parseTelegramUpdate(body, context)).toThrow(PlatformError);
+    }
+  });
+});
+
+describe('readTelegramBotId', () => {
+  it('reads the numeric id before the colon', () => {
+    expect(readTelegramBotId('123456:ABC-def')).toBe('123456');
+    expect(() => readTelegramBotId('abc:def')).toThrow(PlatformError);
+  });
+});

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { PlatformError } from '../errors.ts';
+import type { ParseResult } from '../types.ts';
+
+const userSchema = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional() }).passthrough();
+const chatSchema = z.object({ id: z.number().int(), type: z.enum(['private', 'group', 'supergroup', 'channel']) }).passthrough();
+const messageSchema = z
+  .object({
+    message_id: z.number().int(),
+    date: z.number().int(),
+    chat: chatSchema,
+    from: userSchema.optional(),
+    text: z.string().optional(),
+    message_thread_id: z.number().int().optional(),
+    is_topic_message: z.boolean().optional(),
+    reply_to_message: z.object({ message_id: z.number().int(), from: userSchema.optional() }).passthrough().optional(),
+  })
+  .passthrough();
+const updateSchema = z.object({ update_id: z.number().int().nonnegative(), message: messageSchema.optional() }).passthrough();
+
+export interface TelegramParseContext {
+  /** Numeric bot id: the part of the token before ':'. */
+  botId: string;
+  /** From getMe; without it, group messages count only as commands or replies to the bot. */
+  botUsername?: string;
+}
+
+/** The bot id is the token's prefix, so the gateway knows its account without a network call. */
+export function readTelegramBotId(token: string): string {
+  const id = token.split(':', 1)[0];
+  if (!id || !/^\d+$/.test(id)) throw new PlatformError('INVALID_PAYLOAD', 'Telegram bot token must start with the numeric bot id');
+  return id;
+}
+
+/**
+ * Telegram Update → normalised inbound message, or the reason it is ignored.
+ * Throws PlatformError INVALID_PAYLOAD for something that is not an Update.
+ */
+export function parseTelegramUpdate(body: unknown, context: TelegramParseContext): ParseResult {
+  const parsed = updateSchema.safeParse(body);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new PlatformError('INVALID_PAYLOAD', `not a Telegram Update: ${first?.path.join('.') || 'body'} ${first?.message ?? ''}`.trim());
+  }
+  const { update_id: updateId, message } = parsed.data;
+  if (!message) return { kind: 'ignored', reason: 'unsupported_update' };
+  if (message.text === undefined || message.text.trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  if (!message.from) return { kind: 'ignored', reason: 'no_author' };
+  if (message.from.is_bot) return { kind: 'ignored', reason: 'bot_author' };
+  if (message.chat.type === 'channel') return { kind: 'ignored', reason: 'channel_post' };
+
+  const isPrivate = message.chat.type === 'private';
+  if (!isPrivate && !isAddressedToBot(message, context)) return { kind: 'ignored', reason: 'not_addressed' };
+
+  const threadId = message.is_topic_message && message.message_thread_id !== undefined ? String(message.message_thread_id) : '';
+  return {
+    kind: 'message',
+    message: {
+      platform: 'telegram',
+      eventId: String(updateId),
+      userId: String(message.from.id),
+      text: message.text,
+      address: {
+        platform: 'telegram',
+        accountId: context.botId,
+        chatId: String(message.chat.id),
+        threadId,
+        userScope: isPrivate ? '' : String(message.from.id),
+      },
+      replyTarget: {
+        chatId: message.chat.id,
+        ...(threadId ? { messageThreadId: message.message_thread_id } : {}),
+        ...(isPrivate ? {} : { replyToMessageId: message.message_id }),
+      },
+    },
+  };
+}
+
+// Privacy mode delivers commands, mentions and replies in groups; answer only those (DESIGN §4).
+function isAddressedToBot(message: z.infer<typeof messageSchema>, context: TelegramParseContext): boolean {
+  const text = message.text ?? '';
+  if (text.startsWith('/')) return true;
+  if (message.reply_to_message?.from && String(message.reply_to_message.from.id) === context.botId) return true;
+  if (context.botUsername && text.toLowerCase().includes(`@${context.botUsername.toLowerCase()}`)) return true;
+  return false;
+}

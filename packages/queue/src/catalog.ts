@@ -1,0 +1,38 @@
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import { JobName } from './names.ts';
+
+export const wakeConversationSchema = z.object({
+  conversationId: z.number().int().positive(),
+  /** The inbound event that caused the wake-up, or null for sweeps and operator actions. */
+  inboundEventId: z.number().int().positive().nullable(),
+  reason: z.enum(['inbound', 'sweep', 'outbox', 'operator']),
+});
+export type WakeConversationJob = z.infer<typeof wakeConversationSchema>;
+
+interface JobSpec<S extends z.ZodTypeAny> {
+  schema: S;
+  options: JobsOptions;
+}
+
+/**
+ * Job name → payload schema and retry policy. A wake-up is cheap and
+ * idempotent (the handler re-reads Postgres), so retries only need to outlast
+ * a short Postgres or model outage; the recovery sweep covers anything longer.
+ */
+export const jobCatalog = {
+  [JobName.WakeConversation]: {
+    schema: wakeConversationSchema,
+    options: {
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { count: 1000, age: 3600 },
+      removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+    },
+  },
+} satisfies Record<JobName, JobSpec<z.ZodTypeAny>>;
+
+/** One job id per inbound event, so a re-delivered event can never start a second job. */
+export function jobIdForInboundEvent(inboundEventId: number): string {
+  return `ev-${inboundEventId}`;
+}

@@ -1,0 +1,16 @@
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { jobCatalog, jobIdForInboundEvent, type WakeConversationJob } from './catalog.ts';
+import { JobName, QueueName } from './names.ts';
+
+export type TurnQueue = Queue<WakeConversationJob, void, JobName.WakeConversation>;
+
+export function createTurnQueue(connection: ConnectionOptions, prefix: string): TurnQueue {
+  return new Queue(QueueName.Turns, { connection, prefix: `${prefix}:bull` });
+}
+
+/** Adds a wake-up; adding the same inbound event twice is a no-op (fixed job id). */
+export async function enqueueWake(queue: TurnQueue, job: WakeConversationJob, jobId?: string): Promise<void> {
+  const payload = jobCatalog[JobName.WakeConversation].schema.parse(job);
+  const id = jobId ?? (payload.inboundEventId !== null ? jobIdForInboundEvent(payload.inboundEventId) : undefined);
+  await queue.add(JobName.WakeConversation, payload, { ...jobCatalog[JobName.WakeConversation].options, jobId: id });
+}

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `node --import tsx <entry>` with `env`, its output appended to `logDir/<name>.log`. */
+export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string): ManagedProcess {
+  mkdirSync(logDir, { recursive: true });
+  const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, entry)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  return {
+    name,
+    child,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function getFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Polls `url` until it answers 2xx; a bounded start-up wait, not a test synchronisation. */
+export async function waitForHttp(url: string, timeoutMs: number, process?: ManagedProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (process && process.child.exitCode !== null) throw new Error(`${process.name} exited with code ${process.child.exitCode} during start-up`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}

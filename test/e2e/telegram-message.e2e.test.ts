@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestSystem, webhookSecret } from '../support/system.ts';
+
+describe('Telegram message end to end', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start();
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('answers a private message and keeps the transcript', async () => {
+    const { status } = await system.sendTelegram({ chatId: 501, text: 'Hello, Switchboard!' });
+    expect(status).toBe(200);
+    const [reply] = await system.waitForTelegram(501, 1);
+    expect(reply?.text).toBe('echo: Hello, Switchboard!');
+    const rows = await system.sql<{ role: string; content: string; seq: number }[]>`
+      select m.role, m.content, m.seq from messages m
+      join conversations c on c.current_session_id = m.session_id
+      where c.chat_id = '501' order by m.seq`;
+    expect(rows.map((r) => [r.role, r.content])).toEqual([
+      ['user', 'Hello, Switchboard!'],
+      ['assistant', 'echo: Hello, Switchboard!'],
+    ]);
+    const [outbox] = await system.sql<{ status: string; platform_message_id: string }[]>`select status, platform_message_id from outbox`;
+    expect(outbox).toEqual({ status: 'sent', platform_message_id: String(reply?.message_id) });
+  });
+
+  it('answers the same update delivered twice only once', async () => {
+    const first = await system.sendTelegram({ chatId: 502, text: 'only once please' });
+    const again = await system.sendTelegram({ chatId: 502, text: 'only once please', updateId: first.updateId });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    await system.sendTelegram({ chatId: 502, text: 'second message' });
+    // Replies arrive in order per conversation: a second turn for the duplicate would sit between these two.
+    const replies = await system.waitForTelegram(502, 2);
+    expect(replies.map((r) => r.text)).toEqual(['echo: only once please', 'echo: second message']);
+    const [count] = await system.sql<{ n: number }[]>`
+      select count(*)::int as n from inbound_events e join conversations c on c.id = e.conversation_id where c.chat_id = '502'`;
+    expect(count?.n).toBe(2);
+  });
+
+  it('rejects a bad secret with 401 and stores nothing', async () => {
+    const before = await system.sql<{ n: number }[]>`select count(*)::int as n from inbound_events`;
+    const { status } = await system.sendTelegram({ chatId: 503, text: 'forged', secretToken: 'wrong-secret' });
+    expect(status).toBe(401);
+    const after = await system.sql<{ n: number }[]>`select count(*)::int as n from inbound_events`;
+    expect(after[0]?.n).toBe(before[0]?.n);
+    const conversations = await system.sql`select 1 from conversations where chat_id = '503'`;
+    expect(conversations).toHaveLength(0);
+  });
+
+  it('answers malformed JSON with 400 and an unknown payload with 400, storing nothing', async () => {
+    const url = `${system.gateway.url}/webhooks/telegram`;
+    const headers = { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': webhookSecret };
+    const malformed = await fetch(url, { method: 'POST', headers, body: '{"update_id": 1, "message": ' });
+    expect(malformed.status).toBe(400);
+    const unknown = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ hello: 'world' }) });
+    expect(unknown.status).toBe(400);
+    const oversized = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ update_id: 1, pad: 'x'.repeat(1_100_000) }) });
+    expect(oversized.status).toBe(413);
+    const health = await fetch(`${system.gateway.url}/healthz`);
+    expect(health.status).toBe(200);
+  });
+
+  it('delivers a 5,000-character reply as two Telegram messages in order', async () => {
+    await system.setModelScript({ rules: [{ match: 'long answer', replyRepeat: { text: 'lorem ipsum dolor sit amet ', count: 186 } }] });
+    await system.sendTelegram({ chatId: 504, text: 'give me a long answer' });
+    const parts = await system.waitForTelegram(504, 2);
+    expect(parts).toHaveLength(2);
+    for (const part of parts) expect(part.text.length).toBeLessThanOrEqual(4096);
+    expect(parts[0]!.message_id).toBeLessThan(parts[1]!.message_id);
+    const whole = 'lorem ipsum dolor sit amet '.repeat(186).trim();
+    expect(parts.map((p) => p.text).join(' ').trimEnd()).toBe(whole);
+    await system.setModelScript({});
+  });
+
+  it('reports readiness of Postgres and Redis', async () => {
+    const ready = await fetch(`${system.gateway.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ok: true, checks: { postgres: true, redis: true } });
+  });
+});

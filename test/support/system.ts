@@ -1,0 +1,136 @@
+import postgres from 'postgres';
+import { gatewayEnvSchema, parseConfig, workerEnvSchema } from '@switchboard/config';
+import { startGateway, type RunningGateway } from '@switchboard/gateway';
+import { createSim, type Sim } from '@switchboard/sim';
+import { startWorker, type RunningWorker } from '@switchboard/worker';
+import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from './test-env.ts';
+
+export const botToken = '123456:test-token';
+export const webhookSecret = 'test-secret';
+
+export interface SystemOptions {
+  /** Worker count (default 1). */
+  workers?: number;
+  /** Run workers as separate Node processes instead of in this one. */
+  workerProcesses?: boolean;
+  /** Use this database instead of a fresh copy of the template (it must be migrated). */
+  databaseUrl?: string;
+  workerEnv?: Record<string, string>;
+  gatewayEnv?: Record<string, string>;
+}
+
+export interface TelegramMessageInput {
+  chatId: number;
+  text: string;
+  fromId?: number;
+  chatType?: 'private' | 'group' | 'supergroup';
+  updateId?: number;
+  secretToken?: string;
+}
+
+export interface SentTelegramMessage {
+  message_id: number;
+  chat_id: number;
+  text: string;
+}
+
+/**
+ * The whole system on loopback for one test file: the simulator, a gateway
+ * and workers against this file's own database and Redis prefix.
+ */
+export class TestSystem {
+  readonly sql: postgres.Sql;
+  private constructor(
+    readonly sim: Sim,
+    readonly simUrl: string,
+    readonly gateway: RunningGateway,
+    readonly databaseUrl: string,
+    readonly redisPrefix: string,
+    private readonly env: Record<string, string>,
+    readonly workers: (RunningWorker | ManagedProcess)[],
+    private readonly database: TestDatabase | undefined,
+  ) {
+    this.sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
+  }
+
+  static async start(options: SystemOptions = {}): Promise<TestSystem> {
+    const database = options.databaseUrl ? undefined : await createTestDatabase();
+    const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
+    const redisPrefix = createRedisPrefix();
+    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, logLevel: 'warn' });
+    const simUrl = await sim.listen(0, '127.0.0.1');
+    const env: Record<string, string> = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl(),
+      REDIS_PREFIX: redisPrefix,
+      LOG_LEVEL: 'warn',
+      TELEGRAM_BOT_TOKEN: botToken,
+      TELEGRAM_WEBHOOK_SECRET: webhookSecret,
+      TELEGRAM_API_ROOT: simUrl,
+      MODEL_BASE_URL: `${simUrl}/v1`,
+      SWEEP_INTERVAL_MS: '500',
+    };
+    const gateway = await startGateway(parseConfig(gatewayEnvSchema, { ...env, PORT: '0', ...options.gatewayEnv }));
+    await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gateway.url}/webhooks/telegram`, secret_token: webhookSecret });
+    const system = new TestSystem(sim, simUrl, gateway, databaseUrl, redisPrefix, { ...env, ...options.workerEnv }, [], database);
+    for (let i = 0; i < (options.workers ?? 1); i++) await system.addWorker(options.workerProcesses ?? false);
+    return system;
+  }
+
+  async addWorker(asProcess: boolean): Promise<RunningWorker | ManagedProcess> {
+    if (!asProcess) {
+      const worker = await startWorker(parseConfig(workerEnvSchema, { ...this.env, WORKER_PORT: '0' }));
+      this.workers.push(worker);
+      return worker;
+    }
+    const port = await getFreePort();
+    const child = spawnApp(`worker-${this.redisPrefix}-${this.workers.length}`, 'apps/worker/src/main.ts', { ...this.env, WORKER_PORT: String(port) }, 'test-results/logs');
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000, child);
+    this.workers.push(child);
+    return child;
+  }
+
+  /** Sends a user's message as a real Telegram webhook delivery; returns the gateway's answer. */
+  async sendTelegram(input: TelegramMessageInput): Promise<{ status: number; updateId: number }> {
+    const body = await postJson(`${this.simUrl}/control/telegram/updates`, {
+      chat: { id: input.chatId, type: input.chatType ?? 'private' },
+      from: { id: input.fromId ?? input.chatId, first_name: 'Tester' },
+      text: input.text,
+      ...(input.updateId !== undefined ? { update_id: input.updateId } : {}),
+      ...(input.secretToken !== undefined ? { secret_token: input.secretToken } : {}),
+    });
+    const result = body as { update: { update_id: number }; status: number };
+    return { status: result.status, updateId: result.update.update_id };
+  }
+
+  /** Waits until the bot has sent `count` messages to `chatId` in all, and returns them in order. */
+  async waitForTelegram(chatId: number, count: number, timeoutMs = 20_000): Promise<SentTelegramMessage[]> {
+    const response = await fetch(`${this.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${count}&timeout_ms=${timeoutMs}`);
+    const body = (await response.json()) as SentTelegramMessage[] | { sent: SentTelegramMessage[] };
+    if (!response.ok) {
+      const sent = Array.isArray(body) ? body : body.sent;
+      throw new Error(`expected ${count} messages to chat ${chatId}, got ${sent.length}: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}`);
+    }
+    return body as SentTelegramMessage[];
+  }
+
+  async setModelScript(script: unknown): Promise<void> {
+    await postJson(`${this.simUrl}/control/model/script`, script);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => ('close' in w ? w.close() : w.stop())));
+    await this.gateway.close();
+    await this.sim.close();
+    await this.sql.end({ timeout: 5 });
+    await this.database?.drop();
+  }
+}
+
+export async function postJson(url: string, body: unknown): Promise<unknown> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}

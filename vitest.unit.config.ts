@@ -1,2 +1,0 @@
-import { defineConfig } from 'vitest/config';
-export default defineConfig({ test: { include: ['packages/*/src/**/*.test.ts'] } });

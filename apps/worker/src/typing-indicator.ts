@@ -3,16 +3,13 @@ import type { PlatformSender } from '@switchboard/platforms';
 
 /** Quick turns finish before this, so they never cost a typing call. */
 const firstTypingAfterMs = 300;
-/** Telegram's indicator lasts about 5 s; refresh before it fades. */
-const refreshEveryMs = 4000;
-
 /** Shows "typing…" while a turn runs (DESIGN §11); failures are logged and ignored. */
 export function startTypingIndicator(sender: PlatformSender, target: Record<string, unknown>, log: Logger): { stop(): void } {
   const send = () => sender.sendTyping(target).catch((err: unknown) => log.debug({ err }, 'typing indicator failed'));
   let interval: NodeJS.Timeout | undefined;
   const first = setTimeout(() => {
     void send();
-    interval = setInterval(() => void send(), refreshEveryMs);
+    interval = setInterval(() => void send(), sender.typingIntervalMs);
   }, firstTypingAfterMs);
   return {
     stop() {

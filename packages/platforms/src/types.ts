@@ -24,6 +24,8 @@ export interface PlatformSender {
   readonly platform: Platform;
   /** Largest text one message may carry on this platform. */
   readonly messageLimit: number;
+  /** How often a typing indicator must be re-sent to stay visible (Telegram ~5 s, Discord 10 s). */
+  readonly typingIntervalMs: number;
   sendText(target: Record<string, unknown>, text: string, options?: { idempotencyKey?: string }): Promise<SentMessage>;
   sendTyping(target: Record<string, unknown>): Promise<void>;
 }

@@ -20,6 +20,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
   return {
     platform: 'telegram',
     messageLimit: Math.min(options.messageLimit ?? 4096, 4096),
+    typingIntervalMs: 4000,
     api,
     async sendText(target, text): Promise<SentMessage> {
       const t = target as unknown as TelegramTarget;

@@ -5,7 +5,8 @@ describe('one running turn per conversation across two worker processes', () => 
   let system: TestSystem;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 2, workerProcesses: true });
+    // Queue mode: every message gets its own turn, so turns of one conversation follow each other closely.
+    system = await TestSystem.start({ workers: 2, workerProcesses: true, workerEnv: { BUSY_INPUT_MODE: 'queue' } });
     // Slow enough that messages arrive while turns run.
     await system.setModelScript({ delayMs: 40 });
   }, 90_000);
@@ -24,15 +25,10 @@ describe('one running turn per conversation across two worker processes', () => 
         }
       }),
     );
-    // The last reply of each chat answers its last message; wait for it, reply by reply.
-    await Promise.all(
-      chats.map(async (chatId) => {
-        for (let count = 1; ; count++) {
-          const replies = await system.waitForTelegram(chatId, count);
-          if (replies.at(-1)?.text === `echo: chat ${chatId} message ${perChat - 1}`) return;
-        }
-      }),
-    );
+    for (const chatId of chats) {
+      const replies = await system.waitForTelegram(chatId, perChat);
+      expect(replies.map((r) => r.text)).toEqual(Array.from({ length: perChat }, (_, i) => `echo: chat ${chatId} message ${i}`));
+    }
 
     for (const chatId of chats) {
       const users = await system.sql<{ content: string }[]>`

@@ -32,6 +32,7 @@ describe('Telegram message end to end', () => {
     const first = await system.sendTelegram({ chatId: 502, text: 'only once please' });
     const again = await system.sendTelegram({ chatId: 502, text: 'only once please', updateId: first.updateId });
     expect([first.status, again.status]).toEqual([200, 200]);
+    await system.waitForTelegram(502, 1);
     await system.sendTelegram({ chatId: 502, text: 'second message' });
     // Replies arrive in order per conversation: a second turn for the duplicate would sit between these two.
     const replies = await system.waitForTelegram(502, 2);

@@ -36,7 +36,14 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   });
 
   registerHealthRoutes(app, deps);
-  const ingress = { sql: deps.sql, queue: deps.queue, log: deps.log };
+  const ingress = {
+    sql: deps.sql,
+    queue: deps.queue,
+    redis: deps.redis,
+    redisPrefix: deps.config.REDIS_PREFIX,
+    maxQueuedInput: deps.config.MAX_QUEUED_INPUT,
+    log: deps.log,
+  };
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
   }

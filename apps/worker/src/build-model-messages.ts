@@ -1,10 +1,16 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { MessageRow } from '@switchboard/db';
 
-/** Stored transcript → chat-completions messages, in session order. */
-export function buildModelMessages(systemPrompt: string, history: MessageRow[], newUserTexts: string[]): ChatCompletionMessageParam[] {
+/**
+ * Stored transcript → chat-completions messages, in session order. API-only
+ * notes go between the history and the new input, as system messages: the
+ * model reads them right before the user's words, and they exist only in
+ * this request.
+ */
+export function buildModelMessages(systemPrompt: string, history: MessageRow[], apiOnlyNotes: string[], newUserTexts: string[]): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: systemPrompt }];
   for (const row of history) messages.push(toModelMessage(row));
+  for (const note of apiOnlyNotes) messages.push({ role: 'system', content: note });
   for (const text of newUserTexts) messages.push({ role: 'user', content: text });
   return messages;
 }

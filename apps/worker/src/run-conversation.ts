@@ -1,18 +1,24 @@
-import { loadPendingInbound } from '@switchboard/db';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseChatCommand, planNextWork } from '@switchboard/core';
+import { loadConversation, loadPendingInbound, pendingInputAges } from '@switchboard/db';
+import { createActiveTurn, markTaken, stopTurn } from './active-turn.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
+import { handleCommand } from './handle-command.ts';
 import { runTurn } from './run-turn.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /** Pending events one turn takes at most. */
 const maxInputPerTurn = 32;
+/** The collect debounce never holds input back longer than this many debounce windows. */
+const maxDebounceWindows = 5;
 
 /**
- * Handles a wake-up: whoever gets the conversation's lease runs its turns
- * until no input is pending, delivering each turn's reply before the next
- * turn starts (replies keep their order). Another worker's wake-up for the
- * same conversation finds the lease taken and returns: the holder will see
- * that input, because it looks for pending input once more after releasing
- * the lease (closing the lost-wake-up race, see docs/turns.md).
+ * Handles a wake-up: whoever gets the conversation's lease runs its work
+ * until no input is pending, delivering each reply before the next turn
+ * starts (replies keep their order). Another worker's wake-up for the same
+ * conversation finds the lease taken and returns: the holder will see that
+ * input, because it looks for pending input once more after releasing the
+ * lease (the lost-wake-up race, see docs/turns.md).
  */
 export async function runConversation(ctx: WorkerContext, conversationId: number): Promise<'ran' | 'busy'> {
   let ran = false;
@@ -23,29 +29,68 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
     const renewal = setInterval(() => {
       ctx.leases.renew(lease).then(
         (held) => {
-          if (held) return;
-          const running = ctx.running.get(conversationId);
-          if (running) {
-            running.stopReason = 'lease_lost';
-            running.controller.abort();
-          }
+          const active = ctx.running.get(conversationId);
+          if (!held && active) stopTurn(active, 'lease_lost');
         },
         (err: unknown) => ctx.log.warn({ err, conversationId }, 'lease renewal failed'),
       );
     }, Math.floor(ctx.leases.ttlMs / 3));
     try {
       await deliverPendingOutbox(ctx, conversationId);
-      for (;;) {
-        const input = await loadPendingInbound(ctx.db, conversationId, maxInputPerTurn);
-        if (input.length === 0) break;
-        await runTurn(ctx, conversationId, input);
-        await deliverPendingOutbox(ctx, conversationId);
-      }
+      await drainConversation(ctx, conversationId);
     } finally {
       clearInterval(renewal);
+      ctx.running.delete(conversationId);
       await ctx.leases.release(lease);
     }
     const late = await loadPendingInbound(ctx.db, conversationId, 1);
     if (late.length === 0) return 'ran';
   }
+}
+
+async function drainConversation(ctx: WorkerContext, conversationId: number): Promise<void> {
+  const stoppedEventIds = new Set<number>();
+  for (;;) {
+    if (ctx.closing) return;
+    const conversation = await loadConversation(ctx.db, conversationId);
+    if (!conversation) return;
+    const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
+    // Registered before the input is read: a signal in between is kept, not lost.
+    const active = createActiveTurn(conversationId, mode);
+    ctx.running.set(conversationId, active);
+    const pending = await loadPendingInbound(ctx.db, conversationId, maxInputPerTurn * 2);
+    const work = planNextWork(
+      mode,
+      pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null })),
+      maxInputPerTurn,
+    );
+    if (work.kind === 'idle') return;
+    if (work.kind === 'command') {
+      await handleCommand(ctx, conversation, work.event, stoppedEventIds);
+    } else if (mode === 'collect' && (await waitForQuiet(ctx, conversationId))) {
+      continue;
+    } else {
+      markTaken(active, (work.events.at(-1) as { id: number }).id);
+      await runTurn(ctx, conversation, work.events, active);
+      if (active.stoppedByEventId) stoppedEventIds.add(active.stoppedByEventId);
+      if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') return;
+    }
+    ctx.running.delete(conversationId);
+    await deliverPendingOutbox(ctx, conversationId);
+  }
+}
+
+/**
+ * Busy mode `collect`: a burst is merged into one turn once the newest
+ * message is COLLECT_DEBOUNCE_MS old (by the database clock, so workers on
+ * other machines agree). Returns true if it waited and the input must be
+ * read again.
+ */
+async function waitForQuiet(ctx: WorkerContext, conversationId: number): Promise<boolean> {
+  const debounce = ctx.config.COLLECT_DEBOUNCE_MS;
+  if (debounce === 0) return false;
+  const ages = await pendingInputAges(ctx.sql, conversationId);
+  if (!ages || ages.newestMs >= debounce || ages.oldestMs >= debounce * maxDebounceWindows) return false;
+  await sleep(debounce - ages.newestMs);
+  return true;
 }

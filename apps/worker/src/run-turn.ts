@@ -1,17 +1,21 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
-import { estimateMessageTokens, splitMessage } from '@switchboard/core';
+import { apiOnlyNotes, estimateMessageTokens, findToolTail, parseChatCommand, splitMessage } from '@switchboard/core';
 import {
+  acknowledgeRecoveryNote,
   beginTurn,
   commitTurn,
   ensureCurrentSession,
-  loadConversation,
+  loadPendingInbound,
+  loadSession,
   loadSessionMessages,
+  type ConversationRow,
   type InboundEventRow,
   type NewTranscriptMessage,
 } from '@switchboard/db';
+import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
-import type { RunningTurn, WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from './worker-context.ts';
 
 /** Lines the user sees when a turn produced no answer (DESIGN §11: a turn never ends silently). */
 export const notices = {
@@ -23,24 +27,35 @@ export const notices = {
 
 /**
  * Runs one turn for `input` (pending inbound events, oldest first) and commits
- * its result. The caller holds the conversation's lease.
+ * its result. The caller holds the conversation's lease and registered
+ * `active` before reading `input`.
  */
-export async function runTurn(ctx: WorkerContext, conversationId: number, input: InboundEventRow[]): Promise<void> {
-  const conversation = await loadConversation(ctx.db, conversationId);
-  if (!conversation) return;
+export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<void> {
+  const conversationId = conversation.id;
   const sessionId = await ensureCurrentSession(ctx.db, conversation);
-  const { turnId } = await beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId });
-  const history = await loadSessionMessages(ctx.db, sessionId);
-  const last = input[input.length - 1] as InboundEventRow;
-  const sender = ctx.senders.get(conversation.platform);
-
-  const running: RunningTurn = { turnId, controller: new AbortController() };
-  ctx.running.set(conversationId, running);
-  const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
+  const [session, history, begun] = await Promise.all([
+    loadSession(ctx.db, sessionId),
+    loadSessionMessages(ctx.db, sessionId),
+    beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId }),
+  ]);
+  const { turnId } = begun;
+  const startedAt = performance.now();
+  ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
   const log = ctx.log.child({ conversationId, turnId });
 
+  // API-only notes (DESIGN §7, §9): built for this request, never stored.
+  const notes: string[] = [];
+  const tail = findToolTail(history);
+  const recoveryKey = tail && tail.key !== session?.recoveryAckKey ? tail.key : null;
+  if (recoveryKey) notes.push(apiOnlyNotes.recovery);
+  if (begun.closedStale > 0) notes.push(apiOnlyNotes.resume);
+
+  const last = input[input.length - 1] as InboundEventRow;
+  const sender = ctx.senders.get(conversation.platform);
+  const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
+
   let entries: TranscriptEntry[] = [];
-  let status: 'completed' | 'interrupted' | 'failed' = 'completed';
+  let status: 'completed' | 'interrupted' | 'failed' | 'cancelled' = 'completed';
   let replyText: string | null = null;
   let error: string | undefined;
   try {
@@ -48,12 +63,22 @@ export async function runTurn(ctx: WorkerContext, conversationId: number, input:
       messages: buildModelMessages(
         ctx.config.SYSTEM_PROMPT,
         history,
+        notes,
         input.map((e) => e.text),
       ),
-      signal: running.controller.signal,
+      signal: active.controller.signal,
+      onModelAccepted: async (iteration) => {
+        if (iteration !== 0) return;
+        if (recoveryKey) {
+          ctx.metrics.countRecoveryNote('recovery');
+          await acknowledgeRecoveryNote(ctx.db, sessionId, recoveryKey);
+        }
+        if (begun.closedStale > 0) ctx.metrics.countRecoveryNote('resume');
+      },
+      takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
     entries = result.entries;
-    if (result.outcome === 'interrupted') status = 'interrupted';
+    if (result.outcome === 'interrupted') status = active.stopReason === 'stop' ? 'cancelled' : 'interrupted';
     else replyText = result.text.trim() === '' ? notices.empty : result.text;
   } catch (caught) {
     if (!(caught instanceof AgentError)) throw caught;
@@ -64,20 +89,55 @@ export async function runTurn(ctx: WorkerContext, conversationId: number, input:
     replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
   } finally {
     typing?.stop();
-    ctx.running.delete(conversationId);
   }
 
+  // Cut off by shutdown or a lost lease: commit nothing. The turn stays
+  // `running` and its input pending, so the next lease holder resumes it once,
+  // with the resume note, exactly as after a crash (DESIGN §9).
+  if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
+    log.info({ reason: active.stopReason }, 'turn cut off; left for resume');
+    return;
+  }
+
+  const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
     ...input.map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
   const replies =
     replyText !== null && sender ? [{ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(replyText, sender.messageLimit) }] : [];
-  await commitTurn(ctx.db, { turnId, conversationId, sessionId, status, error, inboundEventIds: input.map((e) => e.id), messages, replies });
+  await commitTurn(ctx.db, {
+    turnId,
+    conversationId,
+    sessionId,
+    status,
+    error,
+    inboundEventIds: [...input.map((e) => e.id), ...steered.map((e) => e.inboundEventId)],
+    messages,
+    replies,
+  });
+  ctx.metrics.observeTurn(status, (performance.now() - startedAt) / 1000);
+  if (status === 'interrupted' || status === 'cancelled') ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
+  ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
   log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
 }
 
+/** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
+async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {
+  const pending = await loadPendingInbound(ctx.db, active.conversationId, ctx.config.MAX_QUEUED_INPUT);
+  const taken: { text: string; inboundEventId: number }[] = [];
+  for (const event of pending) {
+    if (event.id <= (active.takenUpTo ?? 0)) continue;
+    if (parseChatCommand(event.text)) break;
+    taken.push({ text: event.text, inboundEventId: event.id });
+  }
+  const lastTaken = taken.at(-1);
+  if (lastTaken) markTaken(active, lastTaken.inboundEventId);
+  return taken;
+}
+
 function toNewMessage(entry: TranscriptEntry): NewTranscriptMessage {
+  if (entry.role === 'user') return { role: 'user', content: entry.content, inboundEventId: entry.inboundEventId, tokens: estimateMessageTokens(entry.content) };
   if (entry.role === 'tool') {
     return { role: 'tool', content: entry.content, toolCallId: entry.toolCallId, toolName: entry.toolName, tokens: estimateMessageTokens(entry.content) };
   }

@@ -5,12 +5,14 @@ import { builtinTools, createOpenAiRuntime, createToolRegistry } from '@switchbo
 import type { WorkerConfig } from '@switchboard/config';
 import { createDbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
-import { createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
+import { createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
+import { createRedisConnection, createTurnQueue, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
+import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import type { WorkerContext } from './worker-context.ts';
+import { createWorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
   workerId: string;
@@ -31,10 +33,14 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   if (config.TELEGRAM_BOT_TOKEN) {
     senders.set('telegram', createTelegramSender({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT, messageLimit: config.TELEGRAM_MESSAGE_LIMIT }));
   }
+  if (config.SLACK_BOT_TOKEN) {
+    senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
+  }
 
   const ctx: WorkerContext = {
     config,
     db: db.db,
+    sql: db.sql,
     runtime: createOpenAiRuntime({
       baseURL: config.MODEL_BASE_URL,
       apiKey: config.MODEL_API_KEY,
@@ -47,14 +53,33 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     leases: createLeaseManager(redis, config.REDIS_PREFIX),
     log: log.child({ workerId }),
     workerId,
+    metrics: createWorkerMetrics(),
+    emit: (event) => {
+      publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
+    },
     running: new Map(),
+    closing: false,
   };
+
+  // Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else).
+  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
+  subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
+  await subscribeSignals(
+    subscriber,
+    config.REDIS_PREFIX,
+    (signal) => {
+      const active = ctx.running.get(signal.conversationId);
+      if (active) applySignal(active, signal, ctx.metrics);
+    },
+    () => log.warn('ignored a malformed conversation signal'),
+  );
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
   const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS });
 
   const health = Fastify({ logger: false });
   health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
+  health.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
   log.info({ workerId, url, platforms: [...senders.keys()] }, 'worker started');
 
@@ -62,11 +87,19 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     workerId,
     url,
     async close() {
-      // Stop taking jobs and let running turns finish, then queues, Redis, Postgres.
+      // Stop taking jobs, give running turns the drain window to finish, then
+      // cut off what still runs (left for resume), then queues, Redis, Postgres.
+      ctx.closing = true;
       await sweep.stop();
-      await worker.close();
+      const drained = worker.close();
+      const timer = setTimeout(() => {
+        for (const active of ctx.running.values()) stopTurn(active, 'shutdown');
+      }, config.DRAIN_TIMEOUT_MS);
+      await drained;
+      clearTimeout(timer);
       await health.close();
       await queue.close();
+      subscriber.disconnect();
       redis.disconnect();
       await db.close();
     },

@@ -1,28 +1,28 @@
 import type { AgentRuntime } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
-import type { Database } from '@switchboard/db';
+import type { Database, Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
+import type { LifecycleEvent } from '@switchboard/queue';
+import type { ActiveTurn } from './active-turn.ts';
 import type { LeaseManager } from './conversation-lease.ts';
-
-export type StopReason = 'interrupt' | 'stop' | 'shutdown' | 'lease_lost';
-
-export interface RunningTurn {
-  turnId: number;
-  controller: AbortController;
-  /** Why the turn was told to stop, set before the abort. */
-  stopReason?: StopReason;
-}
+import type { WorkerMetrics } from './worker-metrics.ts';
 
 /** Everything a turn needs, built once per worker process. */
 export interface WorkerContext {
   config: WorkerConfig;
   db: Database;
+  sql: Sql;
   runtime: AgentRuntime;
   senders: Map<string, PlatformSender>;
   leases: LeaseManager;
   log: Logger;
   workerId: string;
-  /** Turns running in this process, by conversation id. */
-  running: Map<number, RunningTurn>;
+  metrics: WorkerMetrics;
+  /** Best-effort publication to the live event stream. */
+  emit(event: Omit<LifecycleEvent, 'at'>): void;
+  /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
+  running: Map<number, ActiveTurn>;
+  /** Set on shutdown: no new turn starts. */
+  closing: boolean;
 }

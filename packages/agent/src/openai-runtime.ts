@@ -19,7 +19,7 @@ export interface RunTurnRequest {
   /** Called once a model request was accepted (response started): the point where API-only notes count as delivered. */
   onModelAccepted?: (iteration: number) => void | Promise<void>;
   /** Called before each follow-up model call; returns user input to add to the running turn (busy mode steer). */
-  takeSteerInput?: () => Promise<ChatCompletionMessageParam[]>;
+  takeSteerInput?: () => Promise<{ text: string; inboundEventId: number }[]>;
 }
 
 export interface RunTurnResult {
@@ -45,7 +45,12 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
 
       for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
         if (request.signal.aborted) return interrupted();
-        if (iteration > 0 && request.takeSteerInput) messages.push(...(await request.takeSteerInput()));
+        if (iteration > 0 && request.takeSteerInput) {
+          for (const input of await request.takeSteerInput()) {
+            entries.push({ role: 'user', content: input.text, inboundEventId: input.inboundEventId });
+            messages.push({ role: 'user', content: input.text });
+          }
+        }
 
         let step: { content: string; toolCalls: ToolCallEntry[] };
         try {

@@ -33,6 +33,10 @@ const shared = {
   DISCORD_GATEWAY_URL: url(),
   /** Characters per outbound Telegram message (Telegram's hard limit is 4096). */
   TELEGRAM_MESSAGE_LIMIT: positiveInt(4096),
+  /** Characters per outbound Slack message (Slack truncates past 40,000 and recommends 4,000). */
+  SLACK_MESSAGE_LIMIT: positiveInt(4000),
+  /** Input waiting behind a running turn, per conversation, before new input is refused with a notice. */
+  MAX_QUEUED_INPUT: positiveInt(32),
 };
 
 export const gatewayEnvSchema = z
@@ -73,10 +77,10 @@ export const workerEnvSchema = z.object({
   SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
   /** Conversations one worker process runs at once. */
   WORKER_CONCURRENCY: positiveInt(64),
-  /** Queued user messages per conversation before the user is told to wait. */
-  MAX_QUEUED_INPUT: positiveInt(32),
   COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
   MAX_TOOL_ITERATIONS: positiveInt(8),
+  /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
+  DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
   /** How often the recovery sweep looks for stranded input, ms. */
   SWEEP_INTERVAL_MS: positiveInt(2000),
 });

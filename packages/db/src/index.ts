@@ -6,3 +6,4 @@ export * from './queries/outbox-store.ts';
 export * from './queries/store-inbound.ts';
 export * from './queries/sweep-queries.ts';
 export * from './queries/turn-store.ts';
+export * from './queries/session-store.ts';

@@ -2,3 +2,5 @@ export { jobCatalog, jobIdForInboundEvent, wakeConversationSchema, type WakeConv
 export { JobName, QueueName } from './names.ts';
 export { createRedisConnection, type RedisRole } from './redis-connection.ts';
 export { createTurnQueue, enqueueWake, type TurnQueue } from './turn-queue.ts';
+export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';
+export { eventsChannel, lifecycleEventTypes, publishLifecycleEvent, type LifecycleEvent, type LifecycleEventType } from './lifecycle-events.ts';

@@ -1,10 +1,11 @@
-import { resolveConversationKey } from '@switchboard/core';
-import { storeInboundEvent, type Sql } from '@switchboard/db';
+import type { Redis } from 'ioredis';
+import { classifySignal, resolveConversationKey } from '@switchboard/core';
+import { queueOverflowNotice, storeInboundEvent, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
-import { enqueueWake, type TurnQueue } from '@switchboard/queue';
+import { enqueueWake, publishSignal, type TurnQueue } from '@switchboard/queue';
 
-export type IngressOutcome = 'accepted' | 'duplicate';
+export type IngressOutcome = 'accepted' | 'duplicate' | 'refused';
 
 export class IngressError extends Error {
   readonly code: 'STORE_FAILED' | 'ENQUEUE_FAILED';
@@ -18,17 +19,24 @@ export class IngressError extends Error {
 export interface IngressDeps {
   sql: Sql;
   queue: TurnQueue;
+  /** Fail-fast connection used to publish signals to the worker running the conversation. */
+  redis: Redis;
+  redisPrefix: string;
+  maxQueuedInput: number;
   log: Logger;
 }
 
+export const overflowNotice = 'You have sent more messages than I can keep up with. I will answer what I have; please wait before sending more.';
+
 /**
  * The shared ingress step for every platform (DESIGN §4): store once, then
- * wake the conversation. Throws IngressError when either step fails so the
- * route answers 503 and the platform re-delivers; a re-delivery of an event
- * that was stored but never handed over is enqueued again under the same job
- * id, so it can never run twice.
+ * wake the conversation and signal a running turn. Throws IngressError when
+ * storing or enqueueing fails, so the route answers 503 and the platform
+ * re-delivers; a re-delivery of an event that was stored but never handed
+ * over is enqueued again under the same job id, so it can never run twice.
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage): Promise<IngressOutcome> {
+  const signal = classifySignal(message.text);
   let stored;
   try {
     stored = await storeInboundEvent(deps.sql, {
@@ -42,15 +50,38 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
       userId: message.userId,
       text: message.text,
       replyTarget: message.replyTarget,
+      refuseAtPending: signal === 'input' ? deps.maxQueuedInput : null,
     });
   } catch (error) {
     throw new IngressError('STORE_FAILED', error);
   }
-  if (stored.duplicate && stored.status === 'done') return 'duplicate';
+  const storedAt = Date.now();
+  if (stored.duplicate && stored.status !== 'pending') return 'duplicate';
+  if (stored.status === 'refused') {
+    await tellOverflowOnce(deps, message, stored.conversationId);
+    return 'refused';
+  }
+  const wake = enqueueWake(deps.queue, { conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, reason: 'inbound' });
+  // The signal goes out beside the enqueue, not after it: interrupt latency is measured from storedAt.
+  if (!stored.duplicate && signal !== 'none') {
+    publishSignal(deps.redis, deps.redisPrefix, { kind: signal, conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, storedAt }).catch(
+      (err: unknown) => deps.log.warn({ err, conversationId: stored.conversationId }, 'signal not published; the turn will see the input when it next reads'),
+    );
+  }
   try {
-    await enqueueWake(deps.queue, { conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, reason: 'inbound' });
+    await wake;
   } catch (error) {
     throw new IngressError('ENQUEUE_FAILED', error);
   }
   return stored.duplicate ? 'duplicate' : 'accepted';
+}
+
+async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conversationId: number): Promise<void> {
+  try {
+    const queued = await queueOverflowNotice(deps.sql, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
+    if (queued) await enqueueWake(deps.queue, { conversationId, inboundEventId: null, reason: 'outbox' }, `overflow-${conversationId}-${Date.now()}`);
+  } catch (err) {
+    // The refusal is stored; the recovery sweep delivers a queued notice even if this wake-up was lost.
+    deps.log.warn({ err, conversationId }, 'overflow notice not queued');
+  }
 }

@@ -1,5 +1,5 @@
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import type { Database, Sql } from '../client.ts';
 import { outbox } from '../schema/outbox.ts';
 
 export type OutboxRow = typeof outbox.$inferSelect;
@@ -47,4 +47,22 @@ export async function findConversationsWithDueOutbox(db: Database, limit: number
     .where(and(eq(outbox.status, 'pending'), lte(outbox.nextAttemptAt, sql`now() - interval '2 seconds'`)))
     .limit(limit);
   return rows.map((r) => r.conversationId);
+}
+
+/**
+ * Queues `text` for the user once per overflow: only if the conversation was
+ * not already told (the flag is cleared when a turn takes input again).
+ * Returns whether a notice was queued.
+ */
+export async function queueOverflowNotice(sql: Sql, input: { conversationId: number; platform: string; target: Record<string, unknown>; text: string }): Promise<boolean> {
+  const rows = await sql`
+    with flagged as (
+      update conversations set input_overflow_at = now()
+      where id = ${input.conversationId} and input_overflow_at is null
+      returning id
+    )
+    insert into outbox (conversation_id, platform, target, text)
+    select id, ${input.platform}, ${JSON.stringify(input.target)}::jsonb, ${input.text} from flagged
+    returning id`;
+  return rows.length > 0;
 }

@@ -11,15 +11,22 @@ export interface InboundToStore {
   userId: string;
   text: string;
   replyTarget: Record<string, unknown>;
+  /**
+   * Refuse (store as `refused`, never run) when this many events already wait;
+   * null for input that must never be refused, such as /stop.
+   */
+  refuseAtPending: number | null;
 }
+
+type Status = 'pending' | 'done' | 'refused';
 
 export interface StoredInbound {
   inboundEventId: number;
   conversationId: number;
   /** True when this platform event id was stored before (a re-delivery). */
   duplicate: boolean;
-  /** 'pending' until a turn has taken the event. */
-  status: 'pending' | 'done';
+  /** 'pending' until a turn has taken the event; 'refused' when over the queued-input cap. */
+  status: Status;
 }
 
 /**
@@ -29,15 +36,19 @@ export interface StoredInbound {
  * row stored earlier and on a first delivery it returns nothing from it.
  */
 export async function storeInboundEvent(sql: Sql, event: InboundToStore): Promise<StoredInbound> {
-  const rows = await sql<{ id: string; conversation_id: string; duplicate: boolean; status: 'pending' | 'done' }[]>`
+  const rows = await sql<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
     with conv as (
       insert into conversations (key, platform, account_id, chat_id, thread_id, user_scope)
       values (${event.conversationKey}, ${event.platform}, ${event.accountId}, ${event.chatId}, ${event.threadId}, ${event.userScope})
       on conflict (key) do update set updated_at = now()
       returning id
+    ), waiting as (
+      select count(*)::int as n from inbound_events
+      where conversation_id = (select id from conv) and status = 'pending'
     ), ins as (
-      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, reply_target)
-      select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${JSON.stringify(event.replyTarget)}::jsonb
+      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, reply_target, status)
+      select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${JSON.stringify(event.replyTarget)}::jsonb,
+        case when ${event.refuseAtPending}::int is not null and (select n from waiting) >= ${event.refuseAtPending}::int then 'refused' else 'pending' end
       from conv
       on conflict (platform, account_id, event_id) do nothing
       returning id, conversation_id, status
@@ -52,7 +63,7 @@ export async function storeInboundEvent(sql: Sql, event: InboundToStore): Promis
   const row =
     rows[0] ??
     (
-      await sql<{ id: string; conversation_id: string; duplicate: boolean; status: 'pending' | 'done' }[]>`
+      await sql<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
         select id, conversation_id, true as duplicate, status from inbound_events
         where platform = ${event.platform} and account_id = ${event.accountId} and event_id = ${event.eventId}`
     )[0];

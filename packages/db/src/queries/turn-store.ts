@@ -84,7 +84,8 @@ export interface NewTranscriptMessage {
 }
 
 export interface CommitTurnInput {
-  turnId: number;
+  /** Absent for a chat command, which consumes its event and replies without a turn. */
+  turnId?: number;
   conversationId: number;
   sessionId: number;
   status: Exclude<TurnStatus, 'queued' | 'running'>;
@@ -128,17 +129,19 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
           toolCallId: m.toolCallId ?? null,
           toolName: m.toolName ?? null,
           inboundEventId: m.inboundEventId ?? null,
-          turnId: input.turnId,
+          turnId: input.turnId ?? null,
         })),
       );
     }
     if (input.inboundEventIds.length > 0) {
-      await tx.update(inboundEvents).set({ status: 'done', turnId: input.turnId }).where(inArray(inboundEvents.id, input.inboundEventIds));
+      await tx.update(inboundEvents).set({ status: 'done', turnId: input.turnId ?? null }).where(inArray(inboundEvents.id, input.inboundEventIds));
+      // Input was taken, so the queue is below its cap again and a later overflow is told anew.
+      await tx.update(conversations).set({ updatedAt: sql`now()`, inputOverflowAt: null }).where(eq(conversations.id, input.conversationId));
     }
     const rows = input.replies.flatMap((reply) =>
       reply.chunks.map((text, chunkIndex) => ({
         conversationId: input.conversationId,
-        turnId: input.turnId,
+        turnId: input.turnId ?? null,
         platform: reply.platform,
         target: reply.target,
         chunkIndex,
@@ -146,10 +149,12 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       })),
     );
     const outboxIds = rows.length > 0 ? (await tx.insert(outbox).values(rows).returning({ id: outbox.id })).map((r) => r.id) : [];
-    await tx
-      .update(turns)
-      .set({ status: input.status, error: input.error ?? null, endedAt: sql`now()` })
-      .where(eq(turns.id, input.turnId));
+    if (input.turnId !== undefined) {
+      await tx
+        .update(turns)
+        .set({ status: input.status, error: input.error ?? null, endedAt: sql`now()` })
+        .where(eq(turns.id, input.turnId));
+    }
     return { outboxIds };
   });
 }

@@ -20,6 +20,8 @@ export const conversations = pgTable(
     currentSessionId: bigint('current_session_id', { mode: 'number' }),
     preSuspendSessionId: bigint('pre_suspend_session_id', { mode: 'number' }),
     lastCompressedAt: timestamp('last_compressed_at', { withTimezone: true }),
+    /** Set when the user was told their queued input hit the cap; cleared when a turn takes input. */
+    inputOverflowAt: timestamp('input_overflow_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,0 +1,80 @@
+import { busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
+import { commitTurn, ensureCurrentSession, loadSession, resetConversationSession, setBusyMode, type ConversationRow, type InboundEventRow } from '@switchboard/db';
+import type { WorkerContext } from './worker-context.ts';
+
+export const helpText = [
+  'Commands:',
+  '/new or /reset: start a fresh session',
+  '/stop: stop what I am doing',
+  '/status: session, message count, token estimate, busy mode',
+  `/busy <${busyInputModes.join('|')}>: what happens when you write while I am working`,
+  '/help: this list',
+  'In Slack threads, use ! instead of / (for example !stop).',
+].join('\n');
+
+const busyModeHelp: Record<string, string> = {
+  interrupt: 'a new message stops my current answer and I answer the new one',
+  queue: 'new messages wait and each gets its own answer, in order',
+  collect: 'messages sent while I work are answered together afterwards',
+  steer: 'new messages are added to the answer I am working on',
+};
+
+/**
+ * Runs a chat command (DESIGN §6, issue: chat commands) in arrival order
+ * with the messages around it, and replies through the outbox.
+ * `stoppedEventIds` holds the /stop events that actually cancelled a turn.
+ */
+export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>): Promise<void> {
+  const command = parseChatCommand(event.text);
+  const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
+  let reply: string;
+  switch (command?.name) {
+    case 'stop':
+      reply = stoppedEventIds.has(event.id) ? 'Stopped.' : 'Nothing was running.';
+      break;
+    case 'busy':
+      if (command.mode) {
+        await setBusyMode(ctx.db, conversation.id, command.mode);
+        reply = `Busy mode is now ${command.mode}: ${busyModeHelp[command.mode]}.`;
+      } else {
+        reply = `Busy mode is ${mode}: ${busyModeHelp[mode]}. Choose one of: ${busyInputModes.join(', ')}.`;
+      }
+      break;
+    case 'new':
+    case 'reset': {
+      const { oldSessionId, newSessionId } = await resetConversationSession(ctx.db, conversation.id, command.name);
+      if (oldSessionId !== null) ctx.emit({ type: 'session.finalized', conversationId: conversation.id, sessionId: oldSessionId, reason: command.name });
+      ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId: newSessionId });
+      reply = 'Started a fresh session. Earlier messages are no longer part of our conversation.';
+      break;
+    }
+    case 'status': {
+      const sessionId = await ensureCurrentSession(ctx.db, conversation);
+      const session = await loadSession(ctx.db, sessionId);
+      const compressed = conversation.lastCompressedAt ? conversation.lastCompressedAt.toISOString() : 'never';
+      reply = [
+        `Session ${sessionId}: ${session?.messageCount ?? 0} messages, about ${session?.tokenEstimate ?? 0} tokens.`,
+        `Busy mode: ${mode}. Last compressed: ${compressed}.`,
+        'Nothing else is running: commands are handled in order, after the message before them.',
+      ].join('\n');
+      break;
+    }
+    case 'help':
+      reply = helpText;
+      break;
+    case 'compact':
+      reply = 'Compression is not available in this version yet.';
+      break;
+    default:
+      reply = `Unknown command ${command?.name === 'unknown' ? command.raw : event.text.split(/\s/)[0]}. ${helpText}`;
+  }
+  const sender = ctx.senders.get(conversation.platform);
+  await commitTurn(ctx.db, {
+    conversationId: conversation.id,
+    sessionId: conversation.currentSessionId ?? 0,
+    status: 'completed',
+    inboundEventIds: [event.id],
+    messages: [],
+    replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
+  });
+}

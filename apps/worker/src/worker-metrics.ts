@@ -1,0 +1,33 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export interface WorkerMetrics {
+  registry: Registry;
+  observeInterrupt(latencyMs: number): void;
+  observeTurn(outcome: string, seconds: number): void;
+  countRecoveryNote(kind: 'recovery' | 'resume'): void;
+}
+
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_worker_' });
+  const interruptLatency = new Histogram({
+    name: 'switchboard_interrupt_latency_seconds',
+    help: 'From the gateway storing new input to the running turn being aborted',
+    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const turnDuration = new Histogram({
+    name: 'switchboard_turn_duration_seconds',
+    help: 'Turn duration by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const notes = new Counter({ name: 'switchboard_api_only_notes_total', help: 'API-only notes sent to the model', labelNames: ['kind'], registers: [registry] });
+  return {
+    registry,
+    observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
+    observeTurn: (outcome, seconds) => turnDuration.observe({ outcome }, seconds),
+    countRecoveryNote: (kind) => notes.inc({ kind }),
+  };
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "conversations" ADD COLUMN "input_overflow_at" timestamp with time zone;

@@ -1,0 +1,37 @@
+export const busyInputModes = ['interrupt', 'queue', 'collect', 'steer'] as const;
+export type BusyInputModeName = (typeof busyInputModes)[number];
+
+export interface PendingInput {
+  id: number;
+  text: string;
+  /** True when the text is a chat command (handled alone, never given to the model). */
+  isCommand: boolean;
+}
+
+export type NextWork<T extends PendingInput> = { kind: 'command'; event: T } | { kind: 'turn'; events: T[] } | { kind: 'idle' };
+
+/**
+ * Decides what the conversation does next with its pending input, oldest
+ * first (DESIGN §6). A command at the head runs alone. `queue` runs one
+ * message per turn. `interrupt`, `collect` and `steer` take every message up
+ * to the next command: under `interrupt` each later one would have stopped
+ * the earlier turn anyway, `collect` merges them by definition, and `steer`
+ * would have added them to the running turn.
+ */
+export function planNextWork<T extends PendingInput>(mode: BusyInputModeName, pending: T[], maxPerTurn: number): NextWork<T> {
+  const [first] = pending;
+  if (!first) return { kind: 'idle' };
+  if (first.isCommand) return { kind: 'command', event: first };
+  if (mode === 'queue') return { kind: 'turn', events: [first] };
+  const events: T[] = [];
+  for (const event of pending) {
+    if (event.isCommand || events.length >= maxPerTurn) break;
+    events.push(event);
+  }
+  return { kind: 'turn', events };
+}
+
+/** Whether a new message should stop the running turn (DESIGN §6). */
+export function shouldInterrupt(mode: BusyInputModeName, signal: 'input' | 'stop'): boolean {
+  return signal === 'stop' || mode === 'interrupt';
+}

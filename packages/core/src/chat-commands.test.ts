@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { classifySignal, parseChatCommand } from './chat-commands.ts';
+
+describe('parseChatCommand', () => {
+  it('reads slash commands with arguments', () => {
+    expect(parseChatCommand('/busy queue')).toEqual({ name: 'busy', args: 'queue', mode: 'queue' });
+    expect(parseChatCommand('/busy shout')).toEqual({ name: 'busy', args: 'shout', mode: null });
+    expect(parseChatCommand('  /STATUS ')).toEqual({ name: 'status', args: '' });
+  });
+
+  it('accepts the Slack ! prefix only for known commands', () => {
+    expect(parseChatCommand('!stop')).toEqual({ name: 'stop', args: '' });
+    expect(parseChatCommand('!important news')).toBeNull();
+  });
+
+  it('honours /command@botname addressing in groups', () => {
+    expect(parseChatCommand('/help@my_bot', 'my_bot')).toEqual({ name: 'help', args: '' });
+    expect(parseChatCommand('/help@other_bot', 'my_bot')).toBeNull();
+  });
+
+  it('returns null for ordinary text and reports unknown commands', () => {
+    expect(parseChatCommand('hello /stop')).toBeNull();
+    expect(parseChatCommand('/frobnicate now')).toEqual({ name: 'unknown', args: 'now', raw: '/frobnicate' });
+  });
+});
+
+describe('classifySignal', () => {
+  it('tells the worker whether to stop, consider interrupting, or ignore', () => {
+    expect(classifySignal('/stop')).toBe('stop');
+    expect(classifySignal('what time is it?')).toBe('input');
+    expect(classifySignal('/status')).toBe('none');
+  });
+});

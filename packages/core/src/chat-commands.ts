@@ -1,0 +1,40 @@
+import type { BusyInputModeName } from './busy-mode.ts';
+import { busyInputModes } from './busy-mode.ts';
+
+export const chatCommandNames = ['new', 'reset', 'stop', 'status', 'busy', 'compact', 'help'] as const;
+export type ChatCommandName = (typeof chatCommandNames)[number];
+
+export type ChatCommand =
+  | { name: Exclude<ChatCommandName, 'busy'>; args: string }
+  | { name: 'busy'; args: string; mode: BusyInputModeName | null }
+  | { name: 'unknown'; args: string; raw: string };
+
+const commandPattern = /^[/!]([A-Za-z_]+)(?:@([A-Za-z0-9_]+))?(?:\s+([\s\S]*))?$/;
+
+/**
+ * Reads a chat command: `/name args`, `/name@botname args` (Telegram groups)
+ * or `!name args` (Slack threads, where slash commands are not allowed).
+ * Returns null for ordinary text, and for a command addressed to another bot.
+ */
+export function parseChatCommand(text: string, botUsername?: string): ChatCommand | null {
+  const match = commandPattern.exec(text.trim());
+  if (!match) return null;
+  const [, rawName = '', addressee, rest = ''] = match;
+  if (addressee && botUsername && addressee.toLowerCase() !== botUsername.toLowerCase()) return null;
+  const name = rawName.toLowerCase();
+  const args = rest.trim();
+  if (text.trim().startsWith('!') && !(chatCommandNames as readonly string[]).includes(name)) return null;
+  if (name === 'busy') {
+    const mode = (busyInputModes as readonly string[]).includes(args.toLowerCase()) ? (args.toLowerCase() as BusyInputModeName) : null;
+    return { name: 'busy', args, mode };
+  }
+  if ((chatCommandNames as readonly string[]).includes(name)) return { name: name as Exclude<ChatCommandName, 'busy'>, args };
+  return { name: 'unknown', args, raw: `/${rawName}` };
+}
+
+/** What a new input means for a running turn, decided at ingress without any state. */
+export function classifySignal(text: string, botUsername?: string): 'input' | 'stop' | 'none' {
+  const command = parseChatCommand(text, botUsername);
+  if (!command) return 'input';
+  return command.name === 'stop' ? 'stop' : 'none';
+}

@@ -1,0 +1,63 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Database, Sql } from '../client.ts';
+import { conversations } from '../schema/conversations.ts';
+import { sessions } from '../schema/sessions.ts';
+
+export type SessionRow = typeof sessions.$inferSelect;
+
+export async function loadSession(db: Database, sessionId: number): Promise<SessionRow | undefined> {
+  const [row] = await db.select().from(sessions).where(eq(sessions.id, sessionId));
+  return row;
+}
+
+/**
+ * Records that a request carrying the recovery note for this tool tail
+ * reached the model, so later turns over the same tail carry no note (DESIGN §7).
+ */
+export async function acknowledgeRecoveryNote(db: Database, sessionId: number, tailKey: string): Promise<void> {
+  await db.update(sessions).set({ recoveryAckKey: tailKey }).where(eq(sessions.id, sessionId));
+}
+
+/**
+ * /new, /reset and operator resets: the current session is finalized (kept
+ * for operators), a fresh one becomes current, the restart counter clears.
+ */
+export async function resetConversationSession(db: Database, conversationId: number, reason: string): Promise<{ oldSessionId: number | null; newSessionId: number }> {
+  return db.transaction(async (tx) => {
+    const [conversation] = await tx.select().from(conversations).where(eq(conversations.id, conversationId)).for('update');
+    if (!conversation) throw new Error(`conversation ${conversationId} not found`);
+    const oldSessionId = conversation.currentSessionId;
+    if (oldSessionId !== null) {
+      await tx
+        .update(sessions)
+        .set({ status: 'finalized', endReason: reason, endedAt: sql`now()` })
+        .where(and(eq(sessions.id, oldSessionId), eq(sessions.status, 'active')));
+    }
+    const [created] = await tx.insert(sessions).values({ conversationId }).returning({ id: sessions.id });
+    if (!created) throw new Error('session insert returned nothing');
+    await tx
+      .update(conversations)
+      .set({ currentSessionId: created.id, restartCount: 0, updatedAt: sql`now()` })
+      .where(eq(conversations.id, conversationId));
+    return { oldSessionId, newSessionId: created.id };
+  });
+}
+
+export async function setBusyMode(db: Database, conversationId: number, mode: 'interrupt' | 'queue' | 'collect' | 'steer' | null): Promise<boolean> {
+  const rows = await db
+    .update(conversations)
+    .set({ busyMode: mode, updatedAt: sql`now()` })
+    .where(eq(conversations.id, conversationId))
+    .returning({ id: conversations.id });
+  return rows.length === 1;
+}
+
+/** Ages (ms, by the database clock) of the newest and oldest pending input, for the collect debounce. */
+export async function pendingInputAges(sqlClient: Sql, conversationId: number): Promise<{ newestMs: number; oldestMs: number } | null> {
+  const [row] = await sqlClient<{ newest_ms: number | null; oldest_ms: number | null }[]>`
+    select extract(epoch from now() - max(received_at)) * 1000 as newest_ms,
+           extract(epoch from now() - min(received_at)) * 1000 as oldest_ms
+    from inbound_events where conversation_id = ${conversationId} and status = 'pending'`;
+  if (!row || row.newest_ms === null || row.oldest_ms === null) return null;
+  return { newestMs: Number(row.newest_ms), oldestMs: Number(row.oldest_ms) };
+}

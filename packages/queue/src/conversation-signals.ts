@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+
+/**
+ * A nudge to whichever worker runs a conversation's turn, on any machine:
+ * `input` (a new message, which interrupts under busy mode `interrupt`) or
+ * `stop` (/stop or an operator). Pub/sub is fire-and-forget, so a signal can
+ * be missed only while no turn runs — and then the next turn reads the input
+ * from Postgres anyway (docs/turns.md).
+ */
+export const conversationSignalSchema = z.object({
+  kind: z.enum(['input', 'stop']),
+  conversationId: z.number().int().positive(),
+  /** The inbound event behind the signal (0 for operator stops, which stop whatever runs). */
+  inboundEventId: z.number().int().nonnegative(),
+  /** When the gateway stored the event (ms since epoch), to measure interrupt latency. */
+  storedAt: z.number(),
+});
+export type ConversationSignal = z.infer<typeof conversationSignalSchema>;
+
+export const signalChannel = (prefix: string) => `${prefix}:signals`;
+
+export async function publishSignal(redis: Redis, prefix: string, signal: ConversationSignal): Promise<void> {
+  await redis.publish(signalChannel(prefix), JSON.stringify(signal));
+}
+
+/** Subscribes `subscriber` (a connection used for nothing else) to every conversation signal. */
+export async function subscribeSignals(subscriber: Redis, prefix: string, onSignal: (signal: ConversationSignal) => void, onBadMessage?: (raw: string) => void): Promise<void> {
+  const channel = signalChannel(prefix);
+  subscriber.on('message', (from: string, raw: string) => {
+    if (from !== channel) return;
+    let parsed: ConversationSignal;
+    try {
+      parsed = conversationSignalSchema.parse(JSON.parse(raw));
+    } catch {
+      onBadMessage?.(raw);
+      return;
+    }
+    onSignal(parsed);
+  });
+  await subscriber.subscribe(channel);
+}

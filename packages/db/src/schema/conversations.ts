@@ -17,6 +17,7 @@ export const conversations = pgTable(
     /** null = the global BUSY_INPUT_MODE. */
     busyMode: text('busy_mode', { enum: ['interrupt', 'queue', 'collect', 'steer'] }),
     restartCount: integer('restart_count').notNull().default(0),
+    suspendedAt: timestamp('suspended_at', { withTimezone: true }),
     currentSessionId: bigint('current_session_id', { mode: 'number' }),
     preSuspendSessionId: bigint('pre_suspend_session_id', { mode: 'number' }),
     lastCompressedAt: timestamp('last_compressed_at', { withTimezone: true }),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
 /** One segment of a conversation's transcript; compression ends it and starts a child. */
@@ -19,6 +19,12 @@ export const sessions = pgTable(
     lastSeq: integer('last_seq').notNull().default(0),
     /** Tool-tail key whose recovery note already reached the model (DESIGN §7). */
     recoveryAckKey: text('recovery_ack_key'),
+    /** Failed or non-shrinking compressions in a row; resets on a successful one. */
+    compressFailures: integer('compress_failures').notNull().default(0),
+    /** No automatic compression before this time (backoff after a failure). */
+    nextCompressAt: timestamp('next_compress_at', { withTimezone: true }),
+    /** Automatic compression stopped for this session until an operator or /compact asks (DESIGN §8). */
+    compressBlocked: boolean('compress_blocked').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

@@ -17,6 +17,8 @@ export const turns = pgTable(
     status: text('status', { enum: turnStatuses }).notNull().default('running'),
     workerId: text('worker_id'),
     error: text('error'),
+    /** Set when the turn was cut off by a restart (graceful or crash) and counted (DESIGN §9). */
+    cutOffAt: timestamp('cut_off_at', { withTimezone: true }),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

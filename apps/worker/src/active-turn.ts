@@ -38,12 +38,13 @@ export function stopTurn(turn: ActiveTurn, reason: StopReason): void {
 /** Applies a signal from the gateway or an operator to this process's turn of that conversation. */
 export function applySignal(turn: ActiveTurn, signal: ConversationSignal, metrics: WorkerMetrics): void {
   const operatorStop = signal.kind === 'stop' && signal.inboundEventId === 0;
-  if (!operatorStop && !shouldInterrupt(turn.mode, signal.kind)) return;
   if (!operatorStop && turn.takenUpTo === undefined) {
+    // The mode may not be known yet either: markTaken decides once both are.
     if (signal.kind === 'stop') turn.signalledStopUpTo = Math.max(turn.signalledStopUpTo, signal.inboundEventId);
     else turn.signalledInputUpTo = Math.max(turn.signalledInputUpTo, signal.inboundEventId);
     return;
   }
+  if (!operatorStop && !shouldInterrupt(turn.mode, signal.kind)) return;
   if (!operatorStop && signal.inboundEventId <= (turn.takenUpTo ?? 0)) return;
   if (turn.controller.signal.aborted) return;
   if (signal.kind === 'stop') turn.stoppedByEventId = signal.inboundEventId || undefined;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadPendingOutbox, markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database } from '@switchboard/db';
+import { loadPendingOutbox, markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
@@ -23,24 +23,29 @@ const maxAttempts = 10;
  * Only the conversation's lease holder calls this, so no row is sent twice
  * concurrently.
  */
-export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number): Promise<void> {
-  const rows = await loadPendingOutbox(deps.db, conversationId);
+export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number, justCommitted?: OutboxRowToSend[]): Promise<boolean> {
+  // When every earlier row is known to be delivered, the rows a turn just
+  // committed are all that is pending: skip reading them back.
+  const rows: OutboxRowToSend[] = justCommitted ?? (await loadPendingOutbox(deps.db, conversationId));
   for (const row of rows) {
-    if (row.nextAttemptAt.getTime() > Date.now()) return;
+    if (row.nextAttemptAt.getTime() > Date.now()) return false;
     const sender = deps.senders.get(row.platform);
     if (!sender) {
       await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);
       continue;
     }
     const delivered = await deliverOne(deps, sender, row);
-    if (delivered === 'later') return;
+    if (delivered === 'later') return false;
   }
+  return true;
 }
+
+export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt'>;
 
 async function deliverOne(
   deps: DeliveryDeps,
   sender: PlatformSender,
-  row: { id: number; target: Record<string, unknown>; text: string; attempts: number; conversationId: number },
+  row: OutboxRowToSend,
 ): Promise<'sent' | 'failed' | 'later'> {
   for (let attempt = 0; ; attempt++) {
     try {

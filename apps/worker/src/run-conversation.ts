@@ -36,8 +36,8 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
       );
     }, Math.floor(ctx.leases.ttlMs / 3));
     try {
-      await deliverPendingOutbox(ctx, conversationId);
-      await drainConversation(ctx, conversationId);
+      const outboxClear = await deliverPendingOutbox(ctx, conversationId);
+      await drainConversation(ctx, conversationId, outboxClear);
     } finally {
       clearInterval(renewal);
       ctx.running.delete(conversationId);
@@ -48,35 +48,42 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
   }
 }
 
-async function drainConversation(ctx: WorkerContext, conversationId: number): Promise<void> {
+async function drainConversation(ctx: WorkerContext, conversationId: number, outboxClearAtStart: boolean): Promise<void> {
   const stoppedEventIds = new Set<number>();
+  let outboxClear = outboxClearAtStart;
   for (;;) {
     if (ctx.closing) return;
-    const conversation = await loadConversation(ctx.db, conversationId);
+    // Registered before the input is read: a signal in between is kept, not
+    // lost. The busy mode is fixed once the conversation row is read, before
+    // any signal can be applied (signals are delivered on this event loop).
+    const active = createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
+    ctx.running.set(conversationId, active);
+    const [conversation, pending] = await Promise.all([
+      loadConversation(ctx.db, conversationId),
+      loadPendingInbound(ctx.db, conversationId, maxInputPerTurn * 2),
+    ]);
     if (!conversation) return;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
-    // Registered before the input is read: a signal in between is kept, not lost.
-    const active = createActiveTurn(conversationId, mode);
-    ctx.running.set(conversationId, active);
-    const pending = await loadPendingInbound(ctx.db, conversationId, maxInputPerTurn * 2);
+    active.mode = mode;
     const work = planNextWork(
       mode,
       pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null })),
       maxInputPerTurn,
     );
     if (work.kind === 'idle') return;
+    let committed;
     if (work.kind === 'command') {
       await handleCommand(ctx, conversation, work.event, stoppedEventIds);
     } else if (mode === 'collect' && (await waitForQuiet(ctx, conversationId))) {
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
-      await runTurn(ctx, conversation, work.events, active);
+      committed = await runTurn(ctx, conversation, work.events, active);
       if (active.stoppedByEventId) stoppedEventIds.add(active.stoppedByEventId);
       if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') return;
     }
     ctx.running.delete(conversationId);
-    await deliverPendingOutbox(ctx, conversationId);
+    outboxClear = await deliverPendingOutbox(ctx, conversationId, outboxClear ? committed : undefined);
   }
 }
 

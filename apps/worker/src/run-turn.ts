@@ -14,6 +14,7 @@ import {
 } from '@switchboard/db';
 import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
+import type { OutboxRowToSend } from './deliver-outbox.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -30,7 +31,7 @@ export const notices = {
  * its result. The caller holds the conversation's lease and registered
  * `active` before reading `input`.
  */
-export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<void> {
+export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRowToSend[]> {
   const conversationId = conversation.id;
   const sessionId = await ensureCurrentSession(ctx.db, conversation);
   const [session, history, begun] = await Promise.all([
@@ -48,7 +49,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   const tail = findToolTail(history);
   const recoveryKey = tail && tail.key !== session?.recoveryAckKey ? tail.key : null;
   if (recoveryKey) notes.push(apiOnlyNotes.recovery);
-  if (begun.closedStale > 0) notes.push(apiOnlyNotes.resume);
+  if (begun.resumesCutOffTurn) notes.push(apiOnlyNotes.resume);
 
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
@@ -73,7 +74,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
           ctx.metrics.countRecoveryNote('recovery');
           await acknowledgeRecoveryNote(ctx.db, sessionId, recoveryKey);
         }
-        if (begun.closedStale > 0) ctx.metrics.countRecoveryNote('resume');
+        if (begun.resumesCutOffTurn) ctx.metrics.countRecoveryNote('resume');
       },
       takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
@@ -96,7 +97,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   // with the resume note, exactly as after a crash (DESIGN §9).
   if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
     log.info({ reason: active.stopReason }, 'turn cut off; left for resume');
-    return;
+    return [];
   }
 
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
@@ -106,7 +107,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   ];
   const replies =
     replyText !== null && sender ? [{ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(replyText, sender.messageLimit) }] : [];
-  await commitTurn(ctx.db, {
+  const { outboxIds } = await commitTurn(ctx.db, {
     turnId,
     conversationId,
     sessionId,
@@ -120,6 +121,9 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   if (status === 'interrupted' || status === 'cancelled') ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
   log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  const chunks = replies.flatMap((reply) => reply.chunks.map((text) => ({ platform: reply.platform, target: reply.target, text })));
+  const now = new Date();
+  return chunks.map((chunk, i) => ({ ...chunk, id: outboxIds[i] as number, attempts: 0, conversationId, nextAttemptAt: now }));
 }
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */

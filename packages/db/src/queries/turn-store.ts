@@ -1,11 +1,10 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { inboundEvents } from '../schema/inbound-events.ts';
 import { messages, type StoredToolCall } from '../schema/messages.ts';
-import { outbox } from '../schema/outbox.ts';
 import { sessions } from '../schema/sessions.ts';
-import { turns, type TurnStatus } from '../schema/turns.ts';
+import type { TurnStatus } from '../schema/turns.ts';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type InboundEventRow = typeof inboundEvents.$inferSelect;
@@ -54,23 +53,64 @@ export async function loadSessionMessages(db: Database, sessionId: number): Prom
   return db.select().from(messages).where(eq(messages.sessionId, sessionId)).orderBy(asc(messages.seq));
 }
 
+export interface BegunTurn {
+  turnId: number;
+  /** The conversation's previous turn was cut off by a restart: this one is its resume (DESIGN §9). */
+  resumesCutOffTurn: boolean;
+}
+
+const uniqueViolation = '23505';
+
 /**
  * Inserts the running turn. Only the holder of the conversation's lease calls
- * this, so a turn still marked running belongs to a worker that lost the
- * lease (crashed or cut off): it is closed as failed before the new one starts,
- * and the partial unique index guarantees there is never a second running turn.
+ * this; the partial unique index refuses a second running turn, which can
+ * only be one whose worker lost the lease (crashed, or stalled past the TTL)
+ * before anyone noticed. That turn is cut off — counted as a restart like any
+ * other — and the insert is retried.
  */
-export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<{ turnId: number; closedStale: number }> {
-  return db.transaction(async (tx) => {
-    const stale = await tx
-      .update(turns)
-      .set({ status: 'failed', error: 'cut_off', endedAt: sql`now()` })
-      .where(and(eq(turns.conversationId, input.conversationId), eq(turns.status, 'running')))
-      .returning({ id: turns.id });
-    const [turn] = await tx.insert(turns).values({ ...input, status: 'running' }).returning({ id: turns.id });
-    if (!turn) throw new Error('turn insert returned nothing');
-    return { turnId: turn.id, closedStale: stale.length };
-  });
+export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
+  try {
+    return await insertRunningTurn(db, input);
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code !== uniqueViolation && (error as { code?: string }).code !== uniqueViolation) throw error;
+    await cutOffRunningTurns(db, { conversationId: input.conversationId });
+    return insertRunningTurn(db, input);
+  }
+}
+
+async function insertRunningTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
+  const [row] = await db.execute<{ id: string; previous_cut_off: boolean | null }>(sql`
+    insert into turns (conversation_id, session_id, worker_id, status)
+    values (${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running')
+    returning id, (
+      select p.cut_off_at is not null from turns p
+      where p.conversation_id = ${input.conversationId} and p.id < turns.id
+      order by p.id desc limit 1
+    ) as previous_cut_off`);
+  if (!row) throw new Error('turn insert returned nothing');
+  return { turnId: Number(row.id), resumesCutOffTurn: row.previous_cut_off === true };
+}
+
+/**
+ * Ends running turns that a restart cut off — those of one conversation, or
+ * of one worker (graceful stop, or found dead by its heartbeat) — and counts
+ * one restart for each affected conversation (DESIGN §9). Their input stays
+ * pending, so the next turn resumes it. Returns the affected conversations.
+ */
+export async function cutOffRunningTurns(db: Database, where: { conversationId?: number; workerId?: string }): Promise<number[]> {
+  const filter =
+    where.conversationId !== undefined ? sql`conversation_id = ${where.conversationId}` : sql`worker_id = ${where.workerId ?? ''}`;
+  const rows = await db.execute<{ conversation_id: string }>(sql`
+    with cut as (
+      update turns set status = 'failed', error = 'cut_off_by_restart', cut_off_at = now(), ended_at = now()
+      where status = 'running' and ${filter}
+      returning conversation_id
+    )
+    update conversations c set restart_count = c.restart_count + 1, updated_at = now()
+    from (select distinct conversation_id from cut) x
+    where c.id = x.conversation_id
+    returning c.id as conversation_id`);
+  return rows.map((r) => Number(r.conversation_id));
 }
 
 export interface NewTranscriptMessage {
@@ -98,63 +138,57 @@ export interface CommitTurnInput {
 }
 
 /**
- * Writes everything a turn produced in one transaction (DESIGN §11): the
- * transcript entries with consecutive per-session sequence numbers, the
- * consumed inbound events marked done, the outbox rows, and the turn's end.
+ * Writes everything a turn produced atomically (DESIGN §11): the transcript
+ * entries with consecutive per-session sequence numbers, the consumed inbound
+ * events marked done, the outbox rows, and the turn's end. One statement of
+ * data-modifying CTEs rather than a transaction of seven, because it runs on
+ * every turn and each round trip is paid in reply latency.
  */
 export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outboxIds: number[] }> {
-  return db.transaction(async (tx) => {
-    let firstSeq = 0;
-    if (input.messages.length > 0) {
-      const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
-      const [session] = await tx
-        .update(sessions)
-        .set({
-          lastSeq: sql`${sessions.lastSeq} + ${input.messages.length}`,
-          messageCount: sql`${sessions.messageCount} + ${input.messages.length}`,
-          tokenEstimate: sql`${sessions.tokenEstimate} + ${tokens}`,
-        })
-        .where(eq(sessions.id, input.sessionId))
-        .returning({ lastSeq: sessions.lastSeq });
-      if (!session) throw new Error(`session ${input.sessionId} vanished`);
-      firstSeq = session.lastSeq - input.messages.length + 1;
-      await tx.insert(messages).values(
-        input.messages.map((m, i) => ({
-          sessionId: input.sessionId,
-          seq: firstSeq + i,
-          role: m.role,
-          content: m.content,
-          tokens: m.tokens,
-          toolCalls: m.toolCalls ?? null,
-          toolCallId: m.toolCallId ?? null,
-          toolName: m.toolName ?? null,
-          inboundEventId: m.inboundEventId ?? null,
-          turnId: input.turnId ?? null,
-        })),
-      );
-    }
-    if (input.inboundEventIds.length > 0) {
-      await tx.update(inboundEvents).set({ status: 'done', turnId: input.turnId ?? null }).where(inArray(inboundEvents.id, input.inboundEventIds));
-      // Input was taken, so the queue is below its cap again and a later overflow is told anew.
-      await tx.update(conversations).set({ updatedAt: sql`now()`, inputOverflowAt: null }).where(eq(conversations.id, input.conversationId));
-    }
-    const rows = input.replies.flatMap((reply) =>
-      reply.chunks.map((text, chunkIndex) => ({
-        conversationId: input.conversationId,
-        turnId: input.turnId ?? null,
-        platform: reply.platform,
-        target: reply.target,
-        chunkIndex,
-        text,
-      })),
-    );
-    const outboxIds = rows.length > 0 ? (await tx.insert(outbox).values(rows).returning({ id: outbox.id })).map((r) => r.id) : [];
-    if (input.turnId !== undefined) {
-      await tx
-        .update(turns)
-        .set({ status: input.status, error: input.error ?? null, endedAt: sql`now()` })
-        .where(eq(turns.id, input.turnId));
-    }
-    return { outboxIds };
-  });
+  const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
+  const messageRows = input.messages.map((m, i) => ({
+    ord: i + 1,
+    role: m.role,
+    content: m.content,
+    tokens: m.tokens,
+    tool_calls: m.toolCalls ?? null,
+    tool_call_id: m.toolCallId ?? null,
+    tool_name: m.toolName ?? null,
+    inbound_event_id: m.inboundEventId ?? null,
+  }));
+  const outboxRows = input.replies.flatMap((reply) => reply.chunks.map((text, chunk_index) => ({ platform: reply.platform, target: reply.target, chunk_index, text })));
+  const count = input.messages.length;
+  const turnId = input.turnId ?? null;
+  const eventIds = `{${input.inboundEventIds.join(',')}}`;
+  const [row] = await db.execute<{ outbox_ids: string[] | null }>(sql`
+    with s as (
+      update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
+      where id = ${input.sessionId} and ${count}::int > 0
+      returning last_seq
+    ), m as (
+      insert into messages (session_id, seq, role, content, tokens, tool_calls, tool_call_id, tool_name, inbound_event_id, turn_id)
+      select ${input.sessionId}, s.last_seq - ${count} + r.ord, r.role, r.content, r.tokens, r.tool_calls, r.tool_call_id, r.tool_name, r.inbound_event_id, ${turnId}
+      from s, jsonb_to_recordset(${JSON.stringify(messageRows)}::jsonb)
+        as r(ord int, role text, content text, tokens int, tool_calls jsonb, tool_call_id text, tool_name text, inbound_event_id bigint)
+      returning 1
+    ), e as (
+      update inbound_events set status = 'done', turn_id = ${turnId} where id = any(${eventIds}::bigint[])
+      returning 1
+    ), c as (
+      -- Input was taken, so the queue is below its cap again and a later overflow is told anew.
+      update conversations set updated_at = now(), input_overflow_at = null
+      where id = ${input.conversationId} and cardinality(${eventIds}::bigint[]) > 0
+      returning 1
+    ), o as (
+      insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text)
+      select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text
+      from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(platform text, target jsonb, chunk_index int, text text)
+      returning id
+    ), t as (
+      update turns set status = ${input.status}, error = ${input.error ?? null}, ended_at = now()
+      where id = ${turnId}
+      returning 1
+    )
+    select (select array_agg(id order by id) from o) as outbox_ids`);
+  return { outboxIds: (row?.outbox_ids ?? []).map(Number) };
 }

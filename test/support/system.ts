@@ -4,6 +4,7 @@ import { startGateway, type RunningGateway } from '@switchboard/gateway';
 import { createSim, type Sim } from '@switchboard/sim';
 import { startWorker, type RunningWorker } from '@switchboard/worker';
 import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { sendSlackEvent, slackBotToken, slackEnv, slackSigningSecret, waitForSlackMessages, type SentSlackMessage, type SlackDelivery, type SlackEventInput } from './slack.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from './test-env.ts';
 
 export const botToken = '123456:test-token';
@@ -18,6 +19,8 @@ export interface SystemOptions {
   databaseUrl?: string;
   workerEnv?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
+  /** Turn Slack on: gateway and worker get SLACK_* pointing at the simulator, which posts events to the gateway. */
+  slack?: boolean;
 }
 
 export interface TelegramMessageInput {
@@ -58,7 +61,7 @@ export class TestSystem {
     const database = options.databaseUrl ? undefined : await createTestDatabase();
     const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
     const redisPrefix = createRedisPrefix();
-    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, logLevel: 'warn' });
+    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, slackSigningSecret, slackBotToken, logLevel: 'warn' });
     const simUrl = await sim.listen(0, '127.0.0.1');
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
@@ -70,9 +73,11 @@ export class TestSystem {
       TELEGRAM_API_ROOT: simUrl,
       MODEL_BASE_URL: `${simUrl}/v1`,
       SWEEP_INTERVAL_MS: '500',
+      ...(options.slack ? slackEnv(simUrl) : {}),
     };
     const gateway = await startGateway(parseConfig(gatewayEnvSchema, { ...env, PORT: '0', ...options.gatewayEnv }));
     await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gateway.url}/webhooks/telegram`, secret_token: webhookSecret });
+    if (options.slack) await postJson(`${simUrl}/control/slack/request-url`, { url: `${gateway.url}/webhooks/slack/events` });
     const system = new TestSystem(sim, simUrl, gateway, databaseUrl, redisPrefix, { ...env, ...options.workerEnv }, [], database);
     for (let i = 0; i < (options.workers ?? 1); i++) await system.addWorker(options.workerProcesses ?? false);
     return system;
@@ -113,6 +118,16 @@ export class TestSystem {
       throw new Error(`expected ${count} messages to chat ${chatId}, got ${sent.length}: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}`);
     }
     return body as SentTelegramMessage[];
+  }
+
+  /** Sends a Slack user's event as a real, signed Events API delivery (with Slack's retries); needs `slack: true`. */
+  async sendSlack(input: SlackEventInput): Promise<SlackDelivery> {
+    return sendSlackEvent(this.simUrl, input);
+  }
+
+  /** Waits until the bot has posted `count` messages in `channel` in all, and returns them in order. */
+  async waitForSlack(channel: string, count: number, timeoutMs = 20_000): Promise<SentSlackMessage[]> {
+    return waitForSlackMessages(this.simUrl, channel, count, timeoutMs);
   }
 
   async setModelScript(script: unknown): Promise<void> {

@@ -3,9 +3,11 @@ import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
 import type { Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import type { TelegramParseContext } from '@switchboard/platforms';
+import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
+import { registerDiscordInteractions } from './routes/discord-interactions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerSlackEvents } from './routes/slack-events.ts';
 import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
 
 export interface GatewayDeps {
@@ -16,6 +18,8 @@ export interface GatewayDeps {
   redis: Redis;
   log: Logger;
   telegram?: TelegramParseContext;
+  /** Who the Slack bot is (auth.test); the route is on whenever SLACK_SIGNING_SECRET is set. */
+  slack?: SlackParseContext;
 }
 
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -46,6 +50,12 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   };
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
+  }
+  if (deps.config.SLACK_SIGNING_SECRET) {
+    await registerSlackEvents(app, ingress, { signingSecret: deps.config.SLACK_SIGNING_SECRET, context: deps.slack ?? {} });
+  }
+  if (deps.config.DISCORD_PUBLIC_KEY) {
+    await registerDiscordInteractions(app, ingress, { publicKey: deps.config.DISCORD_PUBLIC_KEY, applicationId: deps.config.DISCORD_APPLICATION_ID });
   }
   return app;
 }

@@ -5,6 +5,8 @@ import { createLogger, type Logger } from '@switchboard/logger';
 import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
 import { buildGatewayApp } from './app.ts';
+import { startDiscordInbound } from './discord/discord-inbound.ts';
+import { resolveSlackContext } from './slack-context.ts';
 
 export interface RunningGateway {
   url: string;
@@ -21,15 +23,23 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
 
   const telegram = config.TELEGRAM_BOT_TOKEN ? await resolveTelegramContext(config, log) : undefined;
   if (!telegram) log.info('telegram is off (no TELEGRAM_BOT_TOKEN)');
+  const slack = config.SLACK_SIGNING_SECRET ? await resolveSlackContext(config, log) : undefined;
+  if (!slack) log.info('slack is off (no SLACK_SIGNING_SECRET)');
 
-  const app = await buildGatewayApp({ config, sql: db.sql, queue, redis, log, telegram });
+  const app = await buildGatewayApp({ config, sql: db.sql, queue, redis, log, telegram, slack });
   const url = await app.listen({ host: config.HOST, port: config.PORT });
   log.info({ url }, 'gateway listening');
+  // One Gateway connection per bot token across all gateway processes, decided by a Redis lease.
+  const discord = config.DISCORD_BOT_TOKEN
+    ? startDiscordInbound({ config, log, ingress: { sql: db.sql, queue, redis, redisPrefix: config.REDIS_PREFIX, maxQueuedInput: config.MAX_QUEUED_INPUT, log } })
+    : undefined;
+  if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
 
   return {
     url,
     async close() {
       // Stop accepting first, then the queue, then Redis, then Postgres.
+      await discord?.close();
       await app.close();
       await queue.close();
       redis.disconnect();

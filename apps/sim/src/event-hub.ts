@@ -9,9 +9,18 @@ export interface SimEvent {
     | 'telegram.sent'
     | 'telegram.edited'
     | 'telegram.action'
+    | 'slack.delivery'
+    | 'slack.sent'
+    | 'slack.edited'
     | 'model.request'
     | 'model.finished'
     | 'model.aborted'
+    | 'discord.dispatch'
+    | 'discord.gateway'
+    | 'discord.sent'
+    | 'discord.edited'
+    | 'discord.typing'
+    | 'discord.interaction'
     | 'sim.reset';
   at: number;
   data: unknown;

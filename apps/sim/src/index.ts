@@ -3,6 +3,10 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createLogger, scrubSecrets } from '@switchboard/logger';
 import { registerBodyParsers } from './body-parsers.ts';
+import { registerDiscordControl } from './discord-control.ts';
+import { DiscordGateway } from './discord-gateway.ts';
+import { registerDiscordRest } from './discord-rest.ts';
+import { DiscordStore } from './discord-store.ts';
 import { classifyError } from './errors.ts';
 import { EventHub } from './event-hub.ts';
 import { registerEventStream } from './events-stream.ts';
@@ -11,6 +15,9 @@ import { registerCompletions } from './model-completions.ts';
 import { registerModelControl } from './model-control.ts';
 import { ModelRequestStore } from './model-requests.ts';
 import { ModelScriptRunner } from './model-script.ts';
+import { registerSlackControl } from './slack-control.ts';
+import { SlackStore } from './slack-store.ts';
+import { registerSlackWebApi } from './slack-web-api.ts';
 import { registerBotApi, sendTelegramError } from './telegram-bot-api.ts';
 import { registerTelegramControl } from './telegram-control.ts';
 import { TelegramStore } from './telegram-store.ts';
@@ -20,19 +27,41 @@ export type { SimEvent } from './event-hub.ts';
 export type { ModelRequestRecord } from './model-requests.ts';
 export type { ModelScript } from './model-script.ts';
 export type { ChatActionRecord, SentRecord, TelegramUpdate } from './telegram-types.ts';
+export type { SlackDeliveryAttempt, SlackEventEnvelope, SlackSentRecord } from './slack-types.ts';
+export { slackWorkspace } from './slack-types.ts';
+export type { DiscordSentRecord } from './discord-types.ts';
+export type { GatewayState as DiscordGatewayState } from './discord-gateway.ts';
 export { EventHub, simEventName } from './event-hub.ts';
 
 export interface SimOptions {
   telegramBotToken?: string;
   telegramWebhookUrl?: string;
   telegramWebhookSecret?: string;
+  /** Signs events POSTed to slackEventsUrl. */
+  slackSigningSecret?: string;
+  /** When set, Slack Web API calls with another token get invalid_auth. */
+  slackBotToken?: string;
+  /** The Slack app's Request URL (the gateway's /webhooks/slack/events); settable later via /control/slack/request-url. */
+  slackEventsUrl?: string;
+  /** How long the simulated Slack waits for an event's answer before retrying (Slack: 3 s). */
+  slackAckTimeoutMs?: number;
+  /** When set, Discord REST and Gateway calls with another token get 401 / close 4004. */
+  discordBotToken?: string;
+  /** The application id (also the bot user's id); a fixed sim id by default. */
+  discordApplicationId?: string;
+  /** The Interactions Endpoint URL (the gateway's /webhooks/discord/interactions); settable later via /control/discord/config. */
+  discordInteractionsUrl?: string;
+  /** Hello's heartbeat_interval in ms (Discord ~41250; tests use a few hundred). */
+  discordHeartbeatIntervalMs?: number;
   logLevel?: string;
 }
 
 export interface SimState {
   telegram: TelegramStore;
+  slack: SlackStore;
   model: { script: ModelScriptRunner; requests: ModelRequestStore };
   events: EventHub;
+  discord: { store: DiscordStore; gateway: DiscordGateway };
 }
 
 export interface Sim {
@@ -70,10 +99,26 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     { botToken: options.telegramBotToken, webhookUrl: options.telegramWebhookUrl, webhookSecret: options.telegramWebhookSecret },
     events,
   );
+  const slack = new SlackStore(
+    { botToken: options.slackBotToken, signingSecret: options.slackSigningSecret, eventsUrl: options.slackEventsUrl, ackTimeoutMs: options.slackAckTimeoutMs },
+    events,
+  );
   const script = new ModelScriptRunner();
   const requests = new ModelRequestStore(events);
+  const discord = new DiscordStore(
+    {
+      botToken: options.discordBotToken,
+      applicationId: options.discordApplicationId,
+      interactionsUrl: options.discordInteractionsUrl,
+      heartbeatIntervalMs: options.discordHeartbeatIntervalMs,
+    },
+    events,
+  );
+  const discordGateway = new DiscordGateway(discord, events);
   const reset = () => {
     telegram.reset();
+    slack.reset();
+    discord.reset();
     script.reset();
     requests.clear();
     events.publish('sim.reset', null);
@@ -87,10 +132,15 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   app.setNotFoundHandler(renderNotFound);
 
   await app.register(async (scope) => registerBotApi(scope, { store: telegram, hub: events, shutdown: shutdown.signal }));
+  await app.register(async (scope) => registerSlackWebApi(scope, { store: slack, shutdown: shutdown.signal }));
   await app.register(async (scope) => registerCompletions(scope, { script, requests, shutdown: shutdown.signal, log }));
+  await app.register(async (scope) => registerDiscordRest(scope, { store: discord, shutdown: shutdown.signal }), { prefix: '/api/v10' });
+  discordGateway.attach(app);
   await app.register(async (scope) => {
     await registerTelegramControl(scope, { store: telegram, hub: events, shutdown: shutdown.signal });
+    await registerSlackControl(scope, { store: slack, hub: events, shutdown: shutdown.signal });
     await registerModelControl(scope, { script, requests, hub: events, shutdown: shutdown.signal });
+    await registerDiscordControl(scope, { store: discord, gateway: discordGateway, hub: events, shutdown: shutdown.signal });
     await registerEventStream(scope, events, shutdown.signal);
     scope.get('/control/health', async () => ({ ok: true }));
     scope.post('/control/reset', async () => {
@@ -103,7 +153,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   let closing: Promise<void> | undefined;
   return {
     app,
-    state: { telegram, model: { script, requests }, events },
+    state: { telegram, slack, model: { script, requests }, events, discord: { store: discord, gateway: discordGateway } },
     reset,
     get url() {
       return url;

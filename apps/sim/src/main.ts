@@ -10,13 +10,16 @@ const sim = await createSim({
   telegramBotToken: config.TELEGRAM_BOT_TOKEN,
   telegramWebhookUrl: config.SIM_TELEGRAM_WEBHOOK_URL,
   telegramWebhookSecret: config.TELEGRAM_WEBHOOK_SECRET,
+  slackSigningSecret: config.SLACK_SIGNING_SECRET,
+  slackBotToken: config.SLACK_BOT_TOKEN,
+  slackEventsUrl: config.SIM_SLACK_EVENTS_URL,
   logLevel: config.LOG_LEVEL,
 });
 
 try {
   const url = await sim.listen(config.PORT, config.HOST);
   log.info(
-    { url, telegramApiRoot: url, modelBaseUrl: `${url}/v1`, webhook: config.SIM_TELEGRAM_WEBHOOK_URL ?? null },
+    { url, telegramApiRoot: url, slackApiUrl: `${url}/api/`, modelBaseUrl: `${url}/v1`, webhook: config.SIM_TELEGRAM_WEBHOOK_URL ?? null, slackEvents: config.SIM_SLACK_EVENTS_URL ?? null },
     `simulator listening on ${url}`,
   );
 } catch (error) {

@@ -5,7 +5,7 @@ import { builtinTools, createOpenAiRuntime, createToolRegistry } from '@switchbo
 import type { WorkerConfig } from '@switchboard/config';
 import { createDbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
-import { createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
+import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
@@ -32,6 +32,9 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const senders = new Map<string, PlatformSender>();
   if (config.TELEGRAM_BOT_TOKEN) {
     senders.set('telegram', createTelegramSender({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT, messageLimit: config.TELEGRAM_MESSAGE_LIMIT }));
+  }
+  if (config.DISCORD_BOT_TOKEN) {
+    senders.set('discord', createDiscordSender({ token: config.DISCORD_BOT_TOKEN, apiUrl: config.DISCORD_API_URL, messageLimit: config.DISCORD_MESSAGE_LIMIT }));
   }
   if (config.SLACK_BOT_TOKEN) {
     senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));

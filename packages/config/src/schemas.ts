@@ -33,6 +33,8 @@ const shared = {
   DISCORD_GATEWAY_URL: url(),
   /** Characters per outbound Telegram message (Telegram's hard limit is 4096). */
   TELEGRAM_MESSAGE_LIMIT: positiveInt(4096),
+  /** Characters per outbound Discord message (Discord's hard limit is 2000). */
+  DISCORD_MESSAGE_LIMIT: positiveInt(2000),
   /** Characters per outbound Slack message (Slack truncates past 40,000 and recommends 4,000). */
   SLACK_MESSAGE_LIMIT: positiveInt(4000),
   /** Input waiting behind a running turn, per conversation, before new input is refused with a notice. */
@@ -93,6 +95,10 @@ export const simEnvSchema = z.object({
   SIM_TELEGRAM_WEBHOOK_URL: url(),
   TELEGRAM_WEBHOOK_SECRET: telegramSecret,
   TELEGRAM_BOT_TOKEN: telegramToken,
+  /** Where the simulated Slack posts events (the gateway's /webhooks/slack/events). */
+  SIM_SLACK_EVENTS_URL: url(),
+  SLACK_SIGNING_SECRET: optionalSecret,
+  SLACK_BOT_TOKEN: optionalSecret,
 });
 
 export const migrateEnvSchema = z.object({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel });

@@ -1,4 +1,6 @@
 export { equalsConstantTime } from './constant-time.ts';
 export { PlatformError, type PlatformErrorCode } from './errors.ts';
+export * from './discord/index.ts';
+export * from './slack/index.ts';
 export * from './telegram/index.ts';
 export type { InboundMessage, ParseResult, PlatformSender, SentMessage } from './types.ts';

@@ -24,8 +24,9 @@ export interface PlatformSender {
   readonly platform: Platform;
   /** Largest text one message may carry on this platform. */
   readonly messageLimit: number;
-  /** How often a typing indicator must be re-sent to stay visible (Telegram ~5 s, Discord 10 s). */
+  /** How often a typing indicator must be re-sent to stay visible (Telegram ~5 s, Discord 10 s); 0 = the platform has none (Slack). */
   readonly typingIntervalMs: number;
-  sendText(target: Record<string, unknown>, text: string, options?: { idempotencyKey?: string }): Promise<SentMessage>;
+  /** `partIndex`: which part of a split reply this is (0 = first); senders that reply to or answer the user's message do so on part 0 only. */
+  sendText(target: Record<string, unknown>, text: string, options?: { idempotencyKey?: string; partIndex?: number }): Promise<SentMessage>;
   sendTyping(target: Record<string, unknown>): Promise<void>;
 }

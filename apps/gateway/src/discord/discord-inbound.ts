@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { GatewayConfig } from '@switchboard/config';
+import type { Logger } from '@switchboard/logger';
+import {
+  createDiscordGatewayConnection,
+  discordThreadChannelTypes,
+  parseDiscordMessage,
+  PlatformError,
+  type DiscordDispatch,
+  type DiscordGatewayConnection,
+  type DiscordGatewayOptions,
+  type DiscordGatewaySession,
+  type DiscordParseContext,
+  type DiscordSessionStore,
+} from '@switchboard/platforms';
+import { createRedisConnection } from '@switchboard/queue';
+import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import { createRedisLease, type RedisLease } from './redis-lease.ts';
+
+export interface DiscordInboundOptions {
+  config: GatewayConfig;
+  ingress: IngressDeps;
+  log: Logger;
+  /** The connection lease's TTL; a crashed holder is replaced within about this long. */
+  leaseTtlMs?: number;
+  /** Overrides for the gateway connection (tests shorten delays). */
+  connection?: Partial<Pick<DiscordGatewayOptions, 'reconnect' | 'invalidSessionDelayMs' | 'helloTimeoutMs' | 'readyTimeoutMs'>>;
+}
+
+export interface DiscordInbound {
+  readonly holdsLease: boolean;
+  readonly connection: DiscordGatewayConnection | undefined;
+  /** Closes the connection (keeping the session resumable for the next holder) and releases the lease. */
+  close(): Promise<void>;
+}
+
+/** Threads the bot was brought into, kept so later messages there need no mention; bounded, oldest forgotten first. */
+const maxRememberedThreads = 10_000;
+/** A brief store failure is retried in place before the connection is made to resume (which replays the event). */
+const storeRetryDelaysMs = [250, 1000];
+/** Sessions outlive a connection by a few minutes on Discord; an older stored one would only earn an op 9. */
+const sessionTtlMs = 10 * 60_000;
+
+// The session is written only while this process holds the lease, so a
+// holder that just lost it cannot overwrite its successor's session.
+const saveSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[3]) else return 0 end`;
+const deleteSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[2]) else return 0 end`;
+
+/**
+ * The Discord Gateway side of ingress (DESIGN §4). Discord allows one
+ * connection per bot token to receive its events without sharding, and every
+ * gateway process would otherwise open one and store every message once per
+ * process. So one Redis lease per token decides which process connects; the
+ * others retry every third of the TTL and take over within about one TTL
+ * when the holder dies, resuming its session from Redis so the events it
+ * missed are replayed rather than lost. Each MESSAGE_CREATE is stored once
+ * (deduped on the message id, so replays after a resume are harmless) before
+ * the connection's resume point moves past it.
+ */
+export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbound {
+  const { config, ingress } = options;
+  const token = config.DISCORD_BOT_TOKEN;
+  if (!token) throw new Error('startDiscordInbound needs DISCORD_BOT_TOKEN');
+  const log = options.log.child({ platform: 'discord' });
+  const ttlMs = options.leaseTtlMs ?? 15_000;
+  // Never the token itself in a key name: keys show up in monitoring.
+  const tokenId = createHash('sha256').update(token).digest('hex').slice(0, 16);
+  const leaseKey = `${config.REDIS_PREFIX}:discord:gateway-lease:${tokenId}`;
+  const sessionKey = `${config.REDIS_PREFIX}:discord:gateway-session:${tokenId}`;
+
+  // Its own connection: lease commands wait for a reconnect instead of failing fast like the producer's.
+  const redis: Redis = createRedisConnection(config.REDIS_URL, 'producer', { enableOfflineQueue: true, connectionName: 'switchboard-discord-lease' });
+  redis.on('error', (err) => log.debug({ err }, 'discord lease redis error'));
+  const lease: RedisLease = createRedisLease(redis, leaseKey, ttlMs);
+
+  const threads = new Set<string>();
+  const context: DiscordParseContext = { botUserId: '', applicationId: config.DISCORD_APPLICATION_ID, botThreadIds: threads };
+  const sessionStore: DiscordSessionStore = {
+    async load() {
+      const raw = await redis.get(sessionKey);
+      return raw ? (JSON.parse(raw) as DiscordGatewaySession) : undefined;
+    },
+    async save(session) {
+      if (session) await redis.eval(saveSessionScript, 2, leaseKey, sessionKey, lease.owner, JSON.stringify(session), String(sessionTtlMs));
+      else await redis.eval(deleteSessionScript, 2, leaseKey, sessionKey, lease.owner);
+    },
+  };
+
+  let holding = false;
+  let lastConfirmedAt = 0;
+  let connection: DiscordGatewayConnection | undefined;
+  let closing = false;
+  let timer: NodeJS.Timeout | undefined;
+  let ticking: Promise<void> | undefined;
+
+  async function handleDispatch(event: DiscordDispatch): Promise<void> {
+    if (event.t !== 'MESSAGE_CREATE') return;
+    let parsed;
+    try {
+      parsed = parseDiscordMessage(event.d, context);
+    } catch (error) {
+      if (!(error instanceof PlatformError)) throw error;
+      log.warn({ code: error.code, reason: error.message, s: event.s }, 'discord message ignored: malformed');
+      return;
+    }
+    if (parsed.kind === 'ignored') {
+      log.debug({ reason: parsed.reason, s: event.s }, 'discord message ignored');
+      return;
+    }
+    const channelType = (event.d as { channel_type?: unknown }).channel_type;
+    if (typeof channelType === 'number' && discordThreadChannelTypes.has(channelType)) rememberThread(parsed.message.address.chatId);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await acceptInbound(ingress, parsed.message);
+        return;
+      } catch (error) {
+        if (error instanceof IngressError && error.code === 'ENQUEUE_FAILED') {
+          // Stored: the recovery sweep hands it to a worker once Redis is back (DESIGN §4).
+          log.warn({ err: error.cause, eventId: parsed.message.eventId }, 'discord message stored but not enqueued; the sweep will pick it up');
+          return;
+        }
+        const delay = storeRetryDelaysMs[attempt];
+        if (delay === undefined || closing) throw error;
+        log.warn({ err: error instanceof IngressError ? error.cause : error, eventId: parsed.message.eventId, attempt }, 'discord message not stored; retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
+  function rememberThread(channelId: string): void {
+    threads.delete(channelId);
+    threads.add(channelId);
+    if (threads.size > maxRememberedThreads) threads.delete(threads.values().next().value as string);
+  }
+
+  function connect(): void {
+    connection = createDiscordGatewayConnection({
+      token: token as string,
+      apiUrl: config.DISCORD_API_URL,
+      gatewayUrl: config.DISCORD_GATEWAY_URL,
+      log,
+      sessionStore,
+      ...options.connection,
+      onReady(ready) {
+        context.botUserId = ready.userId;
+        context.applicationId = config.DISCORD_APPLICATION_ID ?? ready.applicationId;
+        if (config.DISCORD_APPLICATION_ID && ready.applicationId && ready.applicationId !== config.DISCORD_APPLICATION_ID) {
+          log.warn({ configured: config.DISCORD_APPLICATION_ID, actual: ready.applicationId }, 'DISCORD_APPLICATION_ID differs from the application this token belongs to');
+        }
+      },
+      onDispatch: handleDispatch,
+    });
+    connection.start();
+  }
+
+  async function disconnect(): Promise<void> {
+    const current = connection;
+    connection = undefined;
+    await current?.close();
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      if (!holding) {
+        if (await lease.tryAcquire()) {
+          holding = true;
+          lastConfirmedAt = Date.now();
+          log.info({ leaseKey }, 'discord gateway lease taken; connecting');
+          connect();
+        }
+        return;
+      }
+      if (await lease.renew()) {
+        lastConfirmedAt = Date.now();
+        return;
+      }
+      holding = false;
+      log.warn({ leaseKey }, 'discord gateway lease lost; disconnecting so that only one process receives events');
+      await disconnect();
+    } catch (err) {
+      log.debug({ err }, 'discord gateway lease check failed');
+      // Unconfirmed for a whole TTL: another process may hold it by now.
+      if (holding && Date.now() - lastConfirmedAt >= ttlMs) {
+        holding = false;
+        log.warn({ leaseKey }, 'discord gateway lease not confirmed for a whole TTL; disconnecting');
+        await disconnect();
+      }
+    }
+  }
+
+  const schedule = () => {
+    if (closing) return;
+    timer = setTimeout(() => {
+      ticking = tick().finally(schedule);
+    }, Math.max(100, Math.floor(ttlMs / 3)));
+  };
+  ticking = tick().finally(schedule);
+
+  return {
+    get holdsLease() {
+      return holding;
+    },
+    get connection() {
+      return connection;
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      clearTimeout(timer);
+      await ticking;
+      await disconnect();
+      if (holding) {
+        holding = false;
+        await lease.release().catch((err: unknown) => log.warn({ err }, 'discord gateway lease not released; it expires by itself'));
+      }
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

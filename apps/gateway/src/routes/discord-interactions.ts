@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import { parseDiscordInteraction, PlatformError, verifyDiscordSignature } from '@switchboard/platforms';
+import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+
+export interface DiscordInteractionsOptions {
+  /** The application's public key (hex), from the Developer Portal. */
+  publicKey: string;
+  /** Conversations are keyed by it; else by the application id each interaction names. */
+  applicationId?: string;
+}
+
+/** Interaction response types (PLATFORMS.md §2.3). */
+const response = { pong: 1, channelMessage: 4, deferredChannelMessage: 5 } as const;
+/** Message flag: only the invoking user sees it. */
+const ephemeral = 64;
+
+/**
+ * `POST /webhooks/discord/interactions`, Discord's Interactions Endpoint URL.
+ * Registered as an encapsulated plugin with its own JSON parser that keeps
+ * the body as the raw string: the Ed25519 signature covers the exact bytes,
+ * and a re-serialised body would not verify. Verify first (401 and nothing
+ * stored on failure; Discord sends deliberately bad signatures to check),
+ * PING → PONG, a slash command → stored as the text `/<name> <args>` and
+ * answered "deferred" at once (Discord wants an answer within 3 s); the reply
+ * later edits that deferred response through the interaction token.
+ */
+export async function registerDiscordInteractions(app: FastifyInstance, deps: IngressDeps, options: DiscordInteractionsOptions): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    scope.post('/webhooks/discord/interactions', async (request, reply) => {
+      const rawBody = typeof request.body === 'string' ? request.body : '';
+      const verdict = verifyDiscordSignature({
+        publicKeyHex: options.publicKey,
+        signatureHex: request.headers['x-signature-ed25519'],
+        timestamp: request.headers['x-signature-timestamp'],
+        rawBody,
+      });
+      if (!verdict.ok) {
+        request.log.warn({ route: 'discord-interactions', outcome: 'unauthorized', reason: verdict.reason }, 'interaction rejected: bad signature');
+        return reply.code(401).send({ ok: false, error: 'unauthorized' });
+      }
+
+      let parsed;
+      try {
+        parsed = parseDiscordInteraction(JSON.parse(rawBody) as unknown, { applicationId: options.applicationId });
+      } catch (error) {
+        const reason = error instanceof PlatformError ? error.message : `body is not JSON: ${(error as Error).message}`;
+        if (!(error instanceof PlatformError) && !(error instanceof SyntaxError)) throw error;
+        request.log.warn({ route: 'discord-interactions', reason }, 'interaction rejected: malformed');
+        return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: reason });
+      }
+
+      if (parsed.kind === 'ping') return { type: response.pong };
+      if (parsed.kind === 'unsupported') {
+        request.log.info({ route: 'discord-interactions', reason: parsed.reason }, 'interaction not supported');
+        return { type: response.channelMessage, data: { content: 'This interaction is not supported.', flags: ephemeral } };
+      }
+      try {
+        await acceptInbound(deps, parsed.message);
+      } catch (error) {
+        if (error instanceof IngressError && error.code === 'STORE_FAILED') {
+          // Discord does not retry interactions; the user sees "interaction failed" and can run it again.
+          request.log.error({ route: 'discord-interactions', code: error.code, err: error.cause }, 'interaction not stored');
+          return reply.code(503).send({ ok: false, error: error.code });
+        }
+        if (!(error instanceof IngressError)) throw error;
+        // Stored but not enqueued: the sweep hands it to a worker once Redis is back.
+        request.log.warn({ route: 'discord-interactions', code: error.code, err: error.cause }, 'interaction stored, not enqueued');
+      }
+      return { type: response.deferredChannelMessage };
+    });
+  });
+}

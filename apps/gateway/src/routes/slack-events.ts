@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseSlackEvent, PlatformError, verifySlackSignature, type SlackParseContext } from '@switchboard/platforms';
+import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+
+export interface SlackRouteOptions {
+  signingSecret: string;
+  context: SlackParseContext;
+}
+
+/**
+ * `POST /webhooks/slack/events` (DESIGN §4, PLATFORMS.md §1.1). The signature
+ * covers the raw bytes, so the route lives in its own encapsulated scope whose
+ * parsers hand the handler the body untouched; other routes keep Fastify's
+ * JSON parser. Answers within Slack's 3 s: store once, enqueue, acknowledge.
+ */
+export async function registerSlackEvents(app: FastifyInstance, deps: IngressDeps, options: SlackRouteOptions): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.post('/webhooks/slack/events', (request, reply) => handleSlackEvent(request, reply, deps, options));
+  });
+}
+
+async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, deps: IngressDeps, options: SlackRouteOptions) {
+  const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const isForm = String(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+  const form = isForm ? new URLSearchParams(raw.toString('utf8')) : undefined;
+  const retry = { retryNum: request.headers['x-slack-retry-num'], retryReason: request.headers['x-slack-retry-reason'] };
+
+  // Slack's certificate check arrives unsigned and carries nothing to store.
+  if (form?.get('ssl_check') === '1') return reply.code(200).send();
+
+  const verified = verifySlackSignature({
+    signingSecret: options.signingSecret,
+    timestamp: request.headers['x-slack-request-timestamp'],
+    signature: request.headers['x-slack-signature'],
+    rawBody: raw,
+  });
+  if (!verified.ok) {
+    request.log.warn({ route: 'slack', outcome: 'unauthorized', reason: verified.reason, ...retry }, 'slack event rejected: bad signature');
+    return reply.code(401).send({ ok: false, error: 'unauthorized' });
+  }
+
+  let body: unknown;
+  try {
+    // Interactivity (buttons, shortcuts) posts a form with a JSON `payload`; only the Events API is served here.
+    if (form) {
+      if (!form.has('payload')) throw new PlatformError('INVALID_PAYLOAD', 'form body without payload');
+      JSON.parse(form.get('payload') as string);
+      return { ok: true, ignored: 'interactivity_unsupported' };
+    }
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    request.log.warn({ route: 'slack', reason: (error as Error).message }, 'slack event rejected: malformed body');
+    return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: 'body is not valid JSON' });
+  }
+
+  if (isRecord(body) && body.type === 'url_verification') {
+    if (typeof body.challenge !== 'string') return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: 'url_verification without challenge' });
+    return { challenge: body.challenge };
+  }
+
+  let parsed;
+  try {
+    parsed = parseSlackEvent(body, options.context);
+  } catch (error) {
+    if (error instanceof PlatformError) {
+      request.log.warn({ route: 'slack', code: error.code, reason: error.message }, 'slack event rejected: malformed event');
+      return reply.code(400).send({ ok: false, error: error.code, message: error.message });
+    }
+    throw error;
+  }
+  if (parsed.kind === 'ignored') return { ok: true, ignored: parsed.reason };
+  try {
+    const outcome = await acceptInbound(deps, parsed.message);
+    // A retry of a stored event is dropped by the shared dedupe on event_id; one never stored is processed like the first.
+    if (retry.retryNum !== undefined) request.log.info({ route: 'slack', eventId: parsed.message.eventId, outcome, ...retry }, 'slack retry handled');
+    return { ok: true, outcome };
+  } catch (error) {
+    if (error instanceof IngressError) {
+      request.log.error({ route: 'slack', code: error.code, err: error.cause }, 'slack event not accepted; Slack will retry');
+      return reply.code(503).send({ ok: false, error: error.code });
+    }
+    throw error;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,121 @@
+import type { DiscordStore } from './discord-store.ts';
+import type { DiscordSentRecord } from './discord-types.ts';
+import type { EventHub } from './event-hub.ts';
+
+export interface InteractionInput {
+  name?: string;
+  options?: { name: string; value: string | number | boolean; type?: number }[];
+  channel_id: string;
+  guild_id?: string;
+  user: { id: string; username: string };
+  /** 'valid' (default), 'bad' (a signature that does not verify) or 'none' (no signature headers). */
+  signing?: 'valid' | 'bad' | 'none';
+  ping?: boolean;
+  id?: string;
+  url?: string;
+}
+
+export interface InteractionResult {
+  interaction: { id: string; token: string; type: number };
+  /** 0 when no HTTP answer came (refused, reset, over Discord's 3 s). */
+  status: number;
+  body: unknown;
+  ackMs: number;
+  error?: string;
+}
+
+/** Discord gives an endpoint 3 s for its first answer (PLATFORMS.md §2.3). */
+const answerTimeoutMs = 3000;
+
+/**
+ * POSTs one interaction to the app's Interactions Endpoint URL, signed as
+ * Discord signs it (Ed25519 over timestamp + body), and reads the answer:
+ * type 1 PONG, type 4 a message (recorded as the original response), type 5
+ * deferred (the original response comes later through the webhook routes).
+ */
+export async function sendInteraction(store: DiscordStore, hub: EventHub, url: string, input: InteractionInput, shutdown: AbortSignal): Promise<InteractionResult> {
+  const id = input.id ?? store.nextId();
+  const token = `sim-interaction-${id}-${Math.random().toString(36).slice(2, 10)}`;
+  const type = input.ping ? 1 : 2;
+  const inGuild = input.guild_id !== undefined;
+  const user = { id: input.user.id, username: input.user.username, discriminator: '0', global_name: input.user.username, avatar: null };
+  const payload = {
+    id,
+    application_id: store.applicationId,
+    type,
+    token,
+    version: 1,
+    ...(type === 2
+      ? {
+          data: {
+            id: store.nextId(),
+            name: input.name ?? 'help',
+            type: 1,
+            ...(input.options && input.options.length > 0 ? { options: input.options.map((option) => ({ type: option.type ?? 3, ...option })) } : {}),
+          },
+          channel_id: input.channel_id,
+          channel: { id: input.channel_id, type: inGuild ? 0 : 1 },
+          ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: [], permissions: '0' } } : { user }),
+          app_permissions: '0',
+          locale: 'en-US',
+          ...(inGuild ? { guild_locale: 'en-US' } : {}),
+        }
+      : {}),
+  };
+  if (type === 2) store.rememberInteraction({ id, applicationId: store.applicationId, token, channelId: input.channel_id, guildId: input.guild_id });
+
+  const body = JSON.stringify(payload);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)' };
+  const signing = input.signing ?? 'valid';
+  if (signing !== 'none') {
+    // A bad signature is a real signature over other bytes, as Discord's own endpoint checks send.
+    headers['x-signature-ed25519'] = store.signInteraction(timestamp, signing === 'bad' ? `${body} ` : body);
+    headers['x-signature-timestamp'] = timestamp;
+  }
+
+  const startedAt = performance.now();
+  let result: InteractionResult;
+  try {
+    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.any([shutdown, AbortSignal.timeout(answerTimeoutMs)]) });
+    const text = await response.text();
+    result = { interaction: { id, token, type }, status: response.status, body: parseAnswer(text), ackMs: elapsed(startedAt) };
+  } catch (error) {
+    result = { interaction: { id, token, type }, status: 0, body: null, ackMs: elapsed(startedAt), error: error instanceof Error ? error.message : String(error) };
+  }
+  if (type === 2 && result.status === 200) noteAnswer(store, token, result.body);
+  hub.publish('discord.interaction', result);
+  return result;
+}
+
+function noteAnswer(store: DiscordStore, token: string, answer: unknown): void {
+  const interaction = store.findInteraction(store.applicationId, token);
+  const response = answer as { type?: unknown; data?: { content?: unknown } } | null;
+  if (!interaction || typeof response?.type !== 'number') return;
+  interaction.responseType = response.type;
+  if (response.type === 4 && typeof response.data?.content === 'string') {
+    const record: DiscordSentRecord = {
+      id: store.nextId(),
+      channel_id: interaction.channelId,
+      content: response.data.content,
+      original: true,
+      interaction_id: interaction.id,
+      sentAt: Date.now(),
+    };
+    interaction.original = record;
+    store.recordSent(record);
+  }
+}
+
+function parseAnswer(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function elapsed(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) * 100) / 100;
+}

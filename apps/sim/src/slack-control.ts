@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { waitUntil } from './abortable.ts';
+import { SimError } from './errors.ts';
+import { simEventName, type EventHub } from './event-hub.ts';
+import { readIntQuery, watchClient } from './http-helpers.ts';
+import { parseBody } from './parse-body.ts';
+import { buildEventEnvelope, deliverToRequestUrl, slackEventInputSchema, type SigningMode } from './slack-events.ts';
+import type { SlackStore } from './slack-store.ts';
+import { slackWorkspace, type SlackSentRecord } from './slack-types.ts';
+
+export interface SlackControlDeps {
+  store: SlackStore;
+  hub: EventHub;
+  shutdown: AbortSignal;
+}
+
+const faultSchema = z
+  .object({
+    /** A Web API method name (any case), or '*' for every method. */
+    method: z.string().min(1),
+    kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
+    times: z.number().int().positive().default(1),
+    retryAfter: z.number().int().nonnegative().default(1),
+    delayMs: z.number().int().nonnegative().max(300_000).default(1000),
+  })
+  .strict();
+
+const urlVerificationSchema = z
+  .object({ challenge: z.string().min(1).optional(), signing: z.enum(['valid', 'bad', 'stale', 'none']).default('valid') })
+  .strict();
+
+const requestUrlSchema = z.object({ url: z.string().url().nullable() }).strict();
+
+const maxWaitMs = 300_000;
+
+type Query = Record<string, unknown>;
+
+/** `/control/slack/*`: act as a Slack user, inspect what the bot posted, arm faults. */
+export async function registerSlackControl(app: FastifyInstance, deps: SlackControlDeps): Promise<void> {
+  const { store, hub, shutdown } = deps;
+
+  const target = (signing: SigningMode): { url: string; secret: string } => {
+    if (store.requestUrl === undefined) throw new SimError('SIM_NO_REQUEST_URL', 'no Slack Request URL is set (slackEventsUrl, SIM_SLACK_EVENTS_URL or POST /control/slack/request-url)', 409);
+    const secret = store.options.signingSecret;
+    if (secret === undefined && signing !== 'none') throw new SimError('SIM_NO_SIGNING_SECRET', 'no Slack signing secret is configured (slackSigningSecret, SLACK_SIGNING_SECRET)', 409);
+    return { url: store.requestUrl, secret: secret ?? '' };
+  };
+
+  app.post('/control/slack/events', async (request) => {
+    const input = parseBody(slackEventInputSchema, request.body);
+    const { url, secret } = target(input.signing);
+    const { envelope, ts } = buildEventEnvelope(store, input);
+    const attempts = await deliverToRequestUrl(
+      store,
+      hub,
+      JSON.stringify(envelope),
+      {
+        url,
+        secret,
+        signing: input.signing,
+        retryOnFailure: input.retryOnFailure,
+        ...(input.retryNum !== undefined ? { firstRetry: { num: input.retryNum, reason: input.retryReason } } : {}),
+        label: `event ${envelope.event_id}`,
+      },
+      shutdown,
+    );
+    const last = attempts[attempts.length - 1];
+    return { event_id: envelope.event_id, ts, delivered: last !== undefined && last.status >= 200 && last.status < 300, attempts, envelope };
+  });
+
+  app.post('/control/slack/url-verification', async (request) => {
+    const input = parseBody(urlVerificationSchema, request.body ?? {});
+    const { url, secret } = target(input.signing);
+    const challenge = input.challenge ?? randomBytes(24).toString('base64url');
+    const body = JSON.stringify({ token: slackWorkspace.verificationToken, challenge, type: 'url_verification' });
+    const [attempt] = await deliverToRequestUrl(store, hub, body, { url, secret, signing: input.signing, retryOnFailure: false, label: 'url_verification' }, shutdown);
+    const answer = attempt?.body;
+    // Slack takes the challenge back as plain text, JSON {challenge} or a form field.
+    const echoed = answer === challenge || (typeof answer === 'object' && answer !== null && (answer as { challenge?: unknown }).challenge === challenge);
+    return { challenge, status: attempt?.status ?? 0, body: answer ?? null, verified: attempt?.status === 200 && echoed };
+  });
+
+  app.get('/control/slack/request-url', async () => ({ url: store.requestUrl ?? null }));
+
+  app.post('/control/slack/request-url', async (request) => {
+    const { url } = parseBody(requestUrlSchema, request.body);
+    store.requestUrl = url ?? undefined;
+    return { ok: true, url };
+  });
+
+  app.get('/control/slack/sent', async (request) => selectSent(store, request.query as Query));
+
+  app.get('/control/slack/wait', async (request, reply) => {
+    const query = request.query as Query;
+    const count = readIntQuery(query, 'count', { fallback: 1, min: 1 }) as number;
+    const timeoutMs = readIntQuery(query, 'timeout_ms', { fallback: 10_000, min: 0, max: maxWaitMs }) as number;
+    const { signal } = watchClient(reply, shutdown);
+    // Called on every recorded event: look at the count before copying anything.
+    const check = () => {
+      if (store.sentTo(typeof query.channel === 'string' && query.channel !== '' ? query.channel : undefined).length < count) return undefined;
+      const sent = selectSent(store, query);
+      return sent.length >= count ? sent : undefined;
+    };
+    const sent = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    if (sent) return sent;
+    return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
+  });
+
+  app.get('/control/slack/faults', async () => store.faults);
+
+  app.post('/control/slack/faults', async (request) => {
+    const fault = parseBody(faultSchema, request.body);
+    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
+    store.faults.push({
+      method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
+      kind,
+      remaining: fault.times,
+      retryAfter: fault.retryAfter,
+      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
+      delayMs: fault.delayMs,
+    });
+    return { ok: true, faults: store.faults };
+  });
+
+  app.delete('/control/slack/faults', async () => {
+    store.faults = [];
+    return { ok: true };
+  });
+}
+
+/** `channel` and `thread_ts` (both optional) filters shared by /sent and /wait. */
+function selectSent(store: SlackStore, query: Query): SlackSentRecord[] {
+  const channel = typeof query.channel === 'string' && query.channel !== '' ? query.channel : undefined;
+  const threadTs = typeof query.thread_ts === 'string' && query.thread_ts !== '' ? query.thread_ts : undefined;
+  const sent = store.sentTo(channel);
+  return threadTs === undefined ? [...sent] : sent.filter((record) => record.thread_ts === threadTs);
+}

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest';
+import { Routes } from 'discord-api-types/v10';
+import { PlatformError } from '../errors.ts';
+import type { PlatformSender, SentMessage } from '../types.ts';
+
+export interface DiscordSenderOptions {
+  token: string;
+  /** REST base without the version, e.g. https://discord.com/api (the simulator's `<url>/api` in tests). */
+  apiUrl: string;
+  /** Characters per message; Discord's hard limit is 2000. */
+  messageLimit?: number;
+  /** One request's timeout. */
+  timeoutMs?: number;
+}
+
+/** Where a reply goes: what parseDiscordMessage / parseDiscordInteraction put in the reply target. */
+export interface DiscordReplyTarget {
+  channelId: string;
+  /** The user's message; the first part of the answer replies to it (guilds only). */
+  messageId?: string;
+  /** Set for slash commands: the first part answers the deferred interaction response. */
+  interactionToken?: string;
+  applicationId?: string;
+}
+
+const discordMessageLimit = 2000;
+const nonceMaxLength = 25;
+/** Reply targets remembered as already answered; old ones are forgotten first. */
+const maxAnsweredTargets = 10_000;
+
+/**
+ * Outbound Discord over @discordjs/rest. The worker's deliverer owns retries
+ * and waiting (DESIGN §11), so the client is built not to retry or sleep:
+ * `retries: 0` (5xx and network errors surface at once) and
+ * `rejectOnRateLimit` (a 429, or a bucket the client knows is empty, throws a
+ * RateLimitError carrying the wait instead of sleeping inside the call).
+ */
+export function createDiscordSender(options: DiscordSenderOptions): PlatformSender & { rest: REST } {
+  const rest = new REST({
+    api: options.apiUrl.replace(/\/+$/, ''),
+    version: '10',
+    retries: 0,
+    timeout: options.timeoutMs ?? 15_000,
+    rejectOnRateLimit: () => true,
+  });
+  // The first message to a reply target replies to the user's message (or
+  // answers the interaction); later ones, the rest of a split reply among
+  // them, are plain channel messages. The deliverer may say which part it
+  // sends (partIndex); where it does not, this memory of answered targets
+  // decides. It is set only after a success, so a retried first part is
+  // still the first; after a restart mid-reply the next part may reply too,
+  // which only adds a reply marker, never a second copy.
+  const answered = new Set<string>();
+  const remember = (key: string) => {
+    answered.add(key);
+    if (answered.size > maxAnsweredTargets) answered.delete(answered.values().next().value as string);
+  };
+  const authorise = () => {
+    // @discordjs/rest forgets the token after any 401; set it again so one
+    // rejected call does not turn every later call into a local error.
+    rest.setToken(options.token);
+  };
+
+  async function postChannelMessage(target: DiscordReplyTarget, text: string, nonce: string | undefined, replyTo: string | undefined): Promise<SentMessage> {
+    authorise();
+    const message = (await rest.post(Routes.channelMessages(target.channelId), {
+      body: {
+        content: text,
+        // The answer may quote what users wrote; it must never ping @everyone or roles on its own.
+        allowed_mentions: { parse: [], replied_user: true },
+        // A resend of the same outbox row returns the message Discord already made (PLATFORMS.md §4).
+        ...(nonce ? { nonce, enforce_nonce: true } : {}),
+        ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
+      },
+    })) as { id: string };
+    return { platformMessageId: String(message.id) };
+  }
+
+  return {
+    platform: 'discord',
+    messageLimit: Math.min(options.messageLimit ?? discordMessageLimit, discordMessageLimit),
+    // Discord's typing indicator lasts 10 s; refresh a little before it fades.
+    typingIntervalMs: 8000,
+    rest,
+    async sendText(rawTarget, text, sendOptions = {}): Promise<SentMessage> {
+      const target = readTarget(rawTarget);
+      const key = target.interactionToken ?? `${target.channelId}:${target.messageId ?? ''}`;
+      const first = (sendOptions.partIndex ?? 0) === 0 && !answered.has(key);
+      const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
+      if (first && target.interactionToken && target.applicationId) {
+        try {
+          // Editing the deferred "thinking…" response (what discord.js calls
+          // editReply) rather than posting a follow-up: an edit sent twice after
+          // an ambiguous failure is still one message, a follow-up is not.
+          const message = (await rest.patch(Routes.webhookMessage(target.applicationId, target.interactionToken, '@original'), {
+            auth: false,
+            body: { content: text, allowed_mentions: { parse: [] } },
+          })) as { id: string };
+          remember(key);
+          return { platformMessageId: String(message.id) };
+        } catch (error) {
+          // The interaction token lives 15 minutes; after that the answer goes to the channel instead.
+          if (!isExpiredInteraction(error)) throw toPlatformError(error, 'interaction response');
+        }
+      }
+      try {
+        const sent = await postChannelMessage(target, text, nonce, first && !target.interactionToken ? target.messageId : undefined);
+        if (first) remember(key);
+        return sent;
+      } catch (error) {
+        throw toPlatformError(error, 'create message');
+      }
+    },
+    async sendTyping(rawTarget): Promise<void> {
+      const target = readTarget(rawTarget);
+      // A deferred interaction already shows "thinking…" until it is answered.
+      if (target.interactionToken) return;
+      authorise();
+      try {
+        await rest.post(Routes.channelTyping(target.channelId));
+      } catch (error) {
+        throw toPlatformError(error, 'typing');
+      }
+    },
+  };
+}
+
+function readTarget(target: Record<string, unknown>): DiscordReplyTarget {
+  const { channelId, messageId, interactionToken, applicationId } = target;
+  if (typeof channelId !== 'string' || channelId === '') throw new PlatformError('REJECTED', 'discord: reply target has no channelId');
+  return {
+    channelId,
+    ...(typeof messageId === 'string' ? { messageId } : {}),
+    ...(typeof interactionToken === 'string' ? { interactionToken } : {}),
+    ...(typeof applicationId === 'string' ? { applicationId } : {}),
+  };
+}
+
+/** Discord nonces are at most 25 characters; longer keys are hashed down, keeping them stable. */
+function toNonce(key: string): string {
+  if (key.length <= nonceMaxLength) return key;
+  return createHash('sha256').update(key).digest('base64url').slice(0, nonceMaxLength);
+}
+
+// 10015 Unknown Webhook, 50027 Invalid Webhook Token: the interaction expired.
+function isExpiredInteraction(error: unknown): boolean {
+  return error instanceof DiscordAPIError && (error.status === 401 || error.status === 404 || error.code === 10015 || error.code === 50027);
+}
+
+function toPlatformError(error: unknown, action: string): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (error instanceof RateLimitError) {
+    const waitMs = Math.max(error.retryAfter, error.sublimitTimeout, 0) || error.timeToReset || 1000;
+    return new PlatformError('RATE_LIMITED', `discord ${action}: rate limited (${error.scope})`, { retryAfterMs: Math.ceil(waitMs), cause: error });
+  }
+  if (error instanceof DiscordAPIError) {
+    if (error.status === 429) return new PlatformError('RATE_LIMITED', `discord ${action}: rate limited`, { retryAfterMs: 1000, cause: error });
+    if (error.status >= 500) return new PlatformError('UNAVAILABLE', `discord ${action}: ${error.status}`, { cause: error });
+    return new PlatformError('REJECTED', `discord ${action}: ${error.status} ${error.code} ${error.message}`, { cause: error });
+  }
+  if (error instanceof HTTPError) {
+    if (error.status >= 500) return new PlatformError('UNAVAILABLE', `discord ${action}: ${error.status}`, { cause: error });
+    return new PlatformError('REJECTED', `discord ${action}: ${error.status}`, { cause: error });
+  }
+  return new PlatformError('UNAVAILABLE', `discord ${action}: network error`, { cause: error });
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { PlatformError } from '../errors.ts';
+import { parseDiscordInteraction } from './parse-interaction.ts';
+
+const base = { id: '800000000000000001', application_id: '900000000000000001', token: 'tok-abc', version: 1 };
+const user = { id: '300000000000000042', username: 'ada' };
+
+describe('parseDiscordInteraction', () => {
+  it('recognises PING', () => {
+    expect(parseDiscordInteraction({ ...base, type: 1 })).toEqual({ kind: 'ping' });
+  });
+
+  it('turns a slash command into the text of a typed command, in the channel conversation', () => {
+    const command = { ...base, type: 2, channel_id: '400000000000000007', user, data: { id: '1', name: 'busy', type: 1, options: [{ name: 'mode', type: 3, value: 'queue' }] } };
+    expect(parseDiscordInteraction(command)).toEqual({
+      kind: 'command',
+      name: 'busy',
+      message: {
+        platform: 'discord',
+        eventId: '800000000000000001',
+        userId: user.id,
+        text: '/busy queue',
+        address: { platform: 'discord', accountId: '900000000000000001', chatId: '400000000000000007', threadId: '', userScope: '' },
+        replyTarget: { channelId: '400000000000000007', interactionToken: 'tok-abc', applicationId: '900000000000000001' },
+      },
+    });
+  });
+
+  it('scopes guild commands per member and takes the channel from channel.id too', () => {
+    const result = parseDiscordInteraction(
+      { ...base, type: 2, guild_id: '600000000000000001', channel: { id: '400000000000000008', type: 0 }, member: { user }, data: { name: 'help' } },
+      { applicationId: '111' },
+    );
+    expect(result.kind === 'command' && result.message.text).toBe('/help');
+    expect(result.kind === 'command' && result.message.address).toMatchObject({ accountId: '111', chatId: '400000000000000008', userScope: user.id });
+  });
+
+  it('leaves other interaction types unsupported and rejects malformed bodies', () => {
+    expect(parseDiscordInteraction({ ...base, type: 3, user, channel_id: '1' })).toEqual({ kind: 'unsupported', reason: 'interaction_type_3' });
+    for (const body of [null, {}, { ...base, type: 'x' }, { ...base, type: 2, user }, { ...base, type: 2, channel_id: '1', data: { name: 'new' } }]) {
+      expect(() => parseDiscordInteraction(body)).toThrow(PlatformError);
+    }
+  });
+});

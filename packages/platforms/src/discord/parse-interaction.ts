@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { PlatformError } from '../errors.ts';
+import type { InboundMessage } from '../types.ts';
+
+const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake id');
+const userSchema = z.object({ id: snowflake, username: z.string().optional() }).passthrough();
+
+interface CommandOption {
+  name: string;
+  type: number;
+  value?: string | number | boolean;
+  options?: CommandOption[];
+}
+const optionSchema: z.ZodType<CommandOption> = z.lazy(() =>
+  z
+    .object({
+      name: z.string().min(1),
+      type: z.number().int(),
+      value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+      options: z.array(optionSchema).optional(),
+    })
+    .passthrough(),
+);
+
+const interactionSchema = z
+  .object({
+    id: snowflake,
+    application_id: snowflake,
+    type: z.number().int(),
+    token: z.string().min(1),
+    channel_id: snowflake.optional(),
+    channel: z.object({ id: snowflake }).passthrough().optional(),
+    guild_id: snowflake.optional(),
+    member: z.object({ user: userSchema }).passthrough().optional(),
+    user: userSchema.optional(),
+    data: z
+      .object({ name: z.string().min(1), options: z.array(optionSchema).optional() })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+
+export interface DiscordInteractionContext {
+  /** Conversations are keyed by the configured application id, else by the one the interaction names. */
+  applicationId?: string;
+}
+
+export type DiscordInteractionParseResult =
+  | { kind: 'ping' }
+  | { kind: 'command'; name: string; message: InboundMessage }
+  | { kind: 'unsupported'; reason: string };
+
+/** Interaction types (PLATFORMS.md §2.3): 1 PING, 2 APPLICATION_COMMAND; the rest are not used. */
+const interactionType = { ping: 1, applicationCommand: 2 } as const;
+
+/**
+ * An interaction body → PING, a chat command as an inbound message, or the
+ * reason it is not handled. A slash command becomes the text `/<name> <args>`
+ * (option values in order), so the worker reads it exactly like a typed
+ * command. It lands in the same conversation as messages in that channel:
+ * chatId = channel id, userScope = '' in DMs and the user's id in guilds.
+ * The reply target carries the interaction token: the sender answers the
+ * deferred response through the interaction webhook (valid 15 minutes).
+ * Throws PlatformError INVALID_PAYLOAD for something that is not an interaction.
+ */
+export function parseDiscordInteraction(body: unknown, context: DiscordInteractionContext = {}): DiscordInteractionParseResult {
+  const parsed = interactionSchema.safeParse(body);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new PlatformError('INVALID_PAYLOAD', `not a Discord interaction: ${first?.path.join('.') || 'body'} ${first?.message ?? ''}`.trim());
+  }
+  const interaction = parsed.data;
+  if (interaction.type === interactionType.ping) return { kind: 'ping' };
+  if (interaction.type !== interactionType.applicationCommand) return { kind: 'unsupported', reason: `interaction_type_${interaction.type}` };
+  if (!interaction.data) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: data is required for a command');
+  const user = interaction.member?.user ?? interaction.user;
+  if (!user) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: member.user or user is required');
+  const channelId = interaction.channel_id ?? interaction.channel?.id;
+  if (!channelId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: channel_id is required');
+
+  const name = interaction.data.name.toLowerCase();
+  const args = flattenOptionValues(interaction.data.options ?? []);
+  const inGuild = interaction.guild_id !== undefined;
+  return {
+    kind: 'command',
+    name,
+    message: {
+      platform: 'discord',
+      eventId: interaction.id,
+      userId: user.id,
+      text: args.length > 0 ? `/${name} ${args.join(' ')}` : `/${name}`,
+      address: {
+        platform: 'discord',
+        accountId: context.applicationId ?? interaction.application_id,
+        chatId: channelId,
+        threadId: '',
+        userScope: inGuild ? user.id : '',
+      },
+      replyTarget: { channelId, interactionToken: interaction.token, applicationId: interaction.application_id },
+    },
+  };
+}
+
+// Subcommands (types 1 and 2) nest their own options; their names are part of the command line.
+function flattenOptionValues(options: CommandOption[]): string[] {
+  const values: string[] = [];
+  for (const option of options) {
+    if (option.type === 1 || option.type === 2) values.push(option.name, ...flattenOptionValues(option.options ?? []));
+    else if (option.value !== undefined) values.push(String(option.value));
+  }
+  return values;
+}

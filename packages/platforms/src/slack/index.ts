@@ -1,0 +1,16 @@
+export { parseSlackEvent, type SlackParseContext, type SlackReplyTarget } from './parse-event.ts';
+export {
+  createSlackClient,
+  createSlackSender,
+  fetchSlackAuthInfo,
+  type SlackAuthInfo,
+  type SlackClientOptions,
+  type SlackSenderOptions,
+} from './slack-sender.ts';
+export {
+  slackSignatureMaxAgeMs,
+  verifySlackSignature,
+  type SlackSignatureFailure,
+  type SlackSignatureInput,
+  type SlackSignatureResult,
+} from './verify-signature.ts';

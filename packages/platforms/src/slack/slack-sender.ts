@@ -1,0 +1,107 @@
+import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { PlatformError } from '../errors.ts';
+import type { PlatformSender, SentMessage } from '../types.ts';
+import type { SlackReplyTarget } from './parse-event.ts';
+
+export interface SlackClientOptions {
+  /** Bot token (`xoxb-…`). */
+  token: string;
+  /** Web API base, e.g. https://slack.com/api/ (the simulator's /api/ in tests). */
+  apiUrl: string;
+  /** Per-request timeout; 0 = none. */
+  timeoutMs?: number;
+}
+
+export interface SlackSenderOptions extends SlackClientOptions {
+  /** Characters per message; Slack truncates past 40,000 and recommends 4,000. */
+  messageLimit?: number;
+}
+
+export interface SlackAuthInfo {
+  /** The bot's user id: events it authored are ignored. */
+  userId: string;
+  botId: string | undefined;
+  teamId: string;
+}
+
+/** Slack truncates a message's text past this many characters (PLATFORMS.md §1.2). */
+const slackHardLimit = 40_000;
+const defaultTimeoutMs = 30_000;
+/** `ok:false` answers that Slack documents as its own trouble, worth another try. */
+const transientErrors = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/**
+ * A WebClient that never retries on its own: the worker's deliverer owns the
+ * retry policy (DESIGN §11), so a 429 must surface at once as RATE_LIMITED
+ * with its Retry-After instead of being slept through inside the SDK.
+ */
+export function createSlackClient(options: SlackClientOptions): WebClient {
+  return new WebClient(options.token, {
+    slackApiUrl: options.apiUrl,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: options.timeoutMs ?? defaultTimeoutMs,
+    // The SDK logs to the console; failures reach our logs as PlatformErrors instead.
+    logLevel: LogLevel.ERROR,
+  });
+}
+
+export function createSlackSender(options: SlackSenderOptions): PlatformSender & { client: WebClient } {
+  const client = createSlackClient(options);
+  return {
+    platform: 'slack',
+    messageLimit: Math.min(options.messageLimit ?? 4000, slackHardLimit),
+    // Bots have no typing indicator in the Web API; 0 tells the worker not to try.
+    typingIntervalMs: 0,
+    client,
+    async sendText(target, text): Promise<SentMessage> {
+      const t = readTarget(target);
+      try {
+        const result = await client.chat.postMessage({ channel: t.channel, text, ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
+        if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
+        return { platformMessageId: result.ts };
+      } catch (error) {
+        throw toPlatformError('chat.postMessage', error);
+      }
+    },
+    async sendTyping(): Promise<void> {},
+  };
+}
+
+/** `auth.test`: who the token belongs to, so the gateway can ignore the bot's own messages. */
+export async function fetchSlackAuthInfo(client: WebClient): Promise<SlackAuthInfo> {
+  try {
+    const result = await client.auth.test();
+    if (!result.user_id || !result.team_id) throw new PlatformError('REJECTED', 'slack auth.test: answer without user_id or team_id');
+    return { userId: result.user_id, botId: result.bot_id, teamId: result.team_id };
+  } catch (error) {
+    throw toPlatformError('auth.test', error);
+  }
+}
+
+function readTarget(target: Record<string, unknown>): SlackReplyTarget {
+  const { channel, threadTs } = target;
+  if (typeof channel !== 'string' || channel === '') throw new PlatformError('REJECTED', 'slack reply target has no channel');
+  return { channel, ...(typeof threadTs === 'string' && threadTs !== '' ? { threadTs } : {}) };
+}
+
+function toPlatformError(method: string, error: unknown): PlatformError {
+  if (error instanceof PlatformError) return error;
+  const coded = error as { code?: unknown; retryAfter?: unknown; data?: { error?: unknown }; statusCode?: unknown } | null;
+  switch (coded?.code) {
+    case ErrorCode.RateLimitedError: {
+      const seconds = typeof coded.retryAfter === 'number' && coded.retryAfter >= 0 ? coded.retryAfter : 1;
+      return new PlatformError('RATE_LIMITED', `slack ${method}: rate limited`, { retryAfterMs: seconds * 1000, cause: error });
+    }
+    case ErrorCode.PlatformError: {
+      const code = String(coded.data?.error ?? 'error');
+      return new PlatformError(transientErrors.has(code) ? 'UNAVAILABLE' : 'REJECTED', `slack ${method}: ${code}`, { cause: error });
+    }
+    case ErrorCode.HTTPError:
+      return new PlatformError('UNAVAILABLE', `slack ${method}: HTTP ${String(coded.statusCode)}`, { cause: error });
+    case ErrorCode.RequestError:
+      return new PlatformError('UNAVAILABLE', `slack ${method}: network error`, { cause: error });
+    default:
+      return new PlatformError('UNAVAILABLE', `slack ${method}: unexpected error`, { cause: error });
+  }
+}

@@ -16,6 +16,8 @@ export function buildModelMessages(systemPrompt: string, history: MessageRow[], 
 }
 
 function toModelMessage(row: MessageRow): ChatCompletionMessageParam {
+  // A summary opens a child session; it is the gateway's account of earlier messages, not something anyone said.
+  if (row.kind === 'summary') return { role: 'system', content: `Summary of the earlier conversation (written by the gateway):\n${row.content}` };
   if (row.role === 'tool') return { role: 'tool', tool_call_id: row.toolCallId ?? '', content: row.content };
   if (row.role === 'assistant') {
     const toolCalls = row.toolCalls ?? [];

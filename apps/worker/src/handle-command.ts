@@ -1,5 +1,6 @@
 import { busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
 import { commitTurn, ensureCurrentSession, loadSession, resetConversationSession, setBusyMode, type ConversationRow, type InboundEventRow } from '@switchboard/db';
+import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 export const helpText = [
@@ -8,9 +9,21 @@ export const helpText = [
   '/stop: stop what I am doing',
   '/status: session, message count, token estimate, busy mode',
   `/busy <${busyInputModes.join('|')}>: what happens when you write while I am working`,
+  '/compact: summarise older messages now',
   '/help: this list',
   'In Slack threads, use ! instead of / (for example !stop).',
 ].join('\n');
+
+const compactReplies: Record<CompressionOutcome, (n: number) => string> = {
+  compressed: (n) => `Done: ${n} older messages are now a summary.`,
+  not_needed: () => 'Nothing to compress yet: the conversation is short.',
+  locked: () => 'A compression is already running; it will be done in a moment.',
+  rotated: () => 'The conversation was just compressed.',
+  failed: () => 'Compression failed this time; the conversation goes on uncompressed. Try again later.',
+  blocked: () => 'Compression is paused for this conversation.',
+  backoff: () => 'Compression will be retried shortly.',
+  interrupted: () => 'Compression was interrupted.',
+};
 
 const busyModeHelp: Record<string, string> = {
   interrupt: 'a new message stops my current answer and I answer the new one',
@@ -62,9 +75,11 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     case 'help':
       reply = helpText;
       break;
-    case 'compact':
-      reply = 'Compression is not available in this version yet.';
+    case 'compact': {
+      const result = await compressConversation(ctx, conversation.id, { force: true });
+      reply = compactReplies[result.outcome](result.summarisedMessages ?? 0);
       break;
+    }
     default:
       reply = `Unknown command ${command?.name === 'unknown' ? command.raw : event.text.split(/\s/)[0]}. ${helpText}`;
   }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseChatCommand, planNextWork } from '@switchboard/core';
 import { loadConversation, loadPendingInbound, pendingInputAges } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn } from './active-turn.ts';
+import { compressConversation } from './compress-session.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { runTurn } from './run-turn.ts';
@@ -20,7 +21,8 @@ const maxDebounceWindows = 5;
  * input, because it looks for pending input once more after releasing the
  * lease (the lost-wake-up race, see docs/turns.md).
  */
-export async function runConversation(ctx: WorkerContext, conversationId: number): Promise<'ran' | 'busy'> {
+export async function runConversation(ctx: WorkerContext, conversationId: number, options: { compactFirst?: boolean } = {}): Promise<'ran' | 'busy'> {
+  let compactFirst = options.compactFirst ?? false;
   let ran = false;
   for (;;) {
     const lease = await ctx.leases.acquire(conversationId);
@@ -36,6 +38,11 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
       );
     }, Math.floor(ctx.leases.ttlMs / 3));
     try {
+      if (compactFirst) {
+        compactFirst = false;
+        const result = await compressConversation(ctx, conversationId, { force: true });
+        ctx.log.info({ conversationId, outcome: result.outcome }, 'operator compaction');
+      }
       const outboxClear = await deliverPendingOutbox(ctx, conversationId);
       await drainConversation(ctx, conversationId, outboxClear);
     } finally {

@@ -1,10 +1,11 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
-import { apiOnlyNotes, estimateMessageTokens, findToolTail, parseChatCommand, splitMessage } from '@switchboard/core';
+import { apiOnlyNotes, estimateMessageTokens, findToolTail, parseChatCommand, splitMessage, trimOldestToFit } from '@switchboard/core';
 import {
   acknowledgeRecoveryNote,
   beginTurn,
   commitTurn,
   ensureCurrentSession,
+  loadConversation,
   loadPendingInbound,
   loadSession,
   loadSessionMessages,
@@ -14,6 +15,7 @@ import {
 } from '@switchboard/db';
 import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
+import { compressConversation } from './compress-session.ts';
 import type { OutboxRowToSend } from './deliver-outbox.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -33,12 +35,24 @@ export const notices = {
  */
 export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRowToSend[]> {
   const conversationId = conversation.id;
-  const sessionId = await ensureCurrentSession(ctx.db, conversation);
-  const [session, history, begun] = await Promise.all([
-    loadSession(ctx.db, sessionId),
-    loadSessionMessages(ctx.db, sessionId),
-    beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId }),
-  ]);
+  const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
+  let sessionId = await ensureCurrentSession(ctx.db, conversation);
+  let session = await loadSession(ctx.db, sessionId);
+  const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
+  const requestTokens = () => ctx.fixedRequestTokens + (session?.tokenEstimate ?? 0) + inputTokens;
+
+  // Preflight compression (DESIGN §8): the estimate is kept per session, so this check is O(new input).
+  let compressed = false;
+  if (requestTokens() >= contextTokens * ctx.config.COMPRESSION_THRESHOLD) {
+    const result = await compressConversation(ctx, conversationId, { force: false, signal: active.controller.signal });
+    compressed = result.outcome === 'compressed';
+    // Winner, loser or failure: go on with whatever session is current now.
+    const current = await loadConversation(ctx.db, conversationId);
+    sessionId = current?.currentSessionId ?? sessionId;
+    session = await loadSession(ctx.db, sessionId);
+  }
+
+  const [history, begun] = await Promise.all([loadSessionMessages(ctx.db, sessionId), beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })]);
   const { turnId } = begun;
   const startedAt = performance.now();
   ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
@@ -51,6 +65,17 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   if (recoveryKey) notes.push(apiOnlyNotes.recovery);
   if (begun.resumesCutOffTurn) notes.push(apiOnlyNotes.resume);
 
+  // Compression could not bring the request under the context: leave the
+  // oldest messages out of this one request (never out of the transcript).
+  let sentHistory = history;
+  if (requestTokens() > contextTokens) {
+    const notesTokens = notes.reduce((sum, note) => sum + estimateMessageTokens(note), 0);
+    const trimmed = trimOldestToFit(history, contextTokens - ctx.fixedRequestTokens - inputTokens - notesTokens);
+    sentHistory = trimmed.sent;
+    ctx.metrics.countTrimmedRequest(trimmed.dropped);
+    log.warn({ dropped: trimmed.dropped, sessionTokens: session?.tokenEstimate }, 'request over the context; oldest messages left out of this request');
+  }
+
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
@@ -60,10 +85,12 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   let replyText: string | null = null;
   let error: string | undefined;
   try {
+    // Interrupted during compression: the summary is committed, the turn ends without a model call.
+    if (active.controller.signal.aborted) throw new TurnStoppedBeforeModel();
     const result = await ctx.runtime.runTurn({
       messages: buildModelMessages(
         ctx.config.SYSTEM_PROMPT,
-        history,
+        sentHistory,
         notes,
         input.map((e) => e.text),
       ),
@@ -82,12 +109,14 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
     if (result.outcome === 'interrupted') status = active.stopReason === 'stop' ? 'cancelled' : 'interrupted';
     else replyText = result.text.trim() === '' ? notices.empty : result.text;
   } catch (caught) {
-    if (!(caught instanceof AgentError)) throw caught;
-    log.warn({ code: caught.code, err: caught.cause }, 'turn failed');
-    entries = caught.entries;
-    status = 'failed';
-    error = caught.code;
-    replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
+    if (caught instanceof TurnStoppedBeforeModel) status = active.stopReason === 'stop' ? 'cancelled' : 'interrupted';
+    else if (caught instanceof AgentError) {
+      log.warn({ code: caught.code, err: caught.cause }, 'turn failed');
+      entries = caught.entries;
+      status = 'failed';
+      error = caught.code;
+      replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
+    } else throw caught;
   } finally {
     typing?.stop();
   }
@@ -105,6 +134,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
     ...input.map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
+  if (compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
   const replies =
     replyText !== null && sender ? [{ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(replyText, sender.messageLimit) }] : [];
   const { outboxIds } = await commitTurn(ctx.db, {
@@ -125,6 +155,8 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   const now = new Date();
   return chunks.map((chunk, i) => ({ ...chunk, id: outboxIds[i] as number, attempts: 0, conversationId, nextAttemptAt: now }));
 }
+
+class TurnStoppedBeforeModel extends Error {}
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
 async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {

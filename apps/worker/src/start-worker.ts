@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
-import { builtinTools, createOpenAiRuntime, createToolRegistry } from '@switchboard/agent';
+import { builtinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
+import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
 import { createDbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
@@ -40,6 +41,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
   }
 
+  const tools = createToolRegistry(builtinTools);
   const ctx: WorkerContext = {
     config,
     db: db.db,
@@ -50,8 +52,10 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       model: config.MODEL_NAME,
       timeoutMs: config.MODEL_TIMEOUT_MS,
       maxToolIterations: config.MAX_TOOL_ITERATIONS,
-      tools: createToolRegistry(builtinTools),
+      tools,
     }),
+    summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
+    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
     senders,
     leases: createLeaseManager(redis, config.REDIS_PREFIX),
     log: log.child({ workerId }),

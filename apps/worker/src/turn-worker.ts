@@ -1,5 +1,5 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { jobCatalog, JobName, QueueName, type WakeConversationJob } from '@switchboard/queue';
+import { jobCatalog, JobName, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
 import { runConversation } from './run-conversation.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -14,6 +14,13 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
     [JobName.WakeConversation]: async (job) => {
       const payload: WakeConversationJob = jobCatalog[JobName.WakeConversation].schema.parse(job.data);
       return runConversation(ctx, payload.conversationId);
+    },
+    [JobName.CompactConversation]: async (job) => {
+      const payload: CompactConversationJob = jobCatalog[JobName.CompactConversation].schema.parse(job.data);
+      const outcome = await runConversation(ctx, payload.conversationId, { compactFirst: true });
+      // Someone else runs the conversation: retry (with backoff) until this worker gets the lease.
+      if (outcome === 'busy') throw new Error('conversation busy; compaction will be retried');
+      return outcome;
     },
   };
   for (const name of Object.values(JobName)) {

@@ -1,4 +1,4 @@
-import type { AgentRuntime } from '@switchboard/agent';
+import type { AgentRuntime, Summariser } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
 import type { Database, Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
@@ -14,6 +14,9 @@ export interface WorkerContext {
   db: Database;
   sql: Sql;
   runtime: AgentRuntime;
+  summariser: Summariser;
+  /** Tokens every request carries besides the session: system prompt and tool schemas. */
+  fixedRequestTokens: number;
   senders: Map<string, PlatformSender>;
   leases: LeaseManager;
   log: Logger;

@@ -5,6 +5,8 @@ export interface WorkerMetrics {
   observeInterrupt(latencyMs: number): void;
   observeTurn(outcome: string, seconds: number): void;
   countRecoveryNote(kind: 'recovery' | 'resume'): void;
+  countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'failed'): void;
+  countTrimmedRequest(droppedMessages: number): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -24,8 +26,20 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers: [registry],
   });
   const notes = new Counter({ name: 'switchboard_api_only_notes_total', help: 'API-only notes sent to the model', labelNames: ['kind'], registers: [registry] });
+  const compressions = new Counter({ name: 'switchboard_compressions_total', help: 'Compressions by outcome', labelNames: ['outcome'], registers: [registry] });
+  const trimmed = new Counter({
+    name: 'switchboard_requests_trimmed_total',
+    help: 'Model requests sent with the oldest messages left out because compression could not run',
+    registers: [registry],
+  });
+  const trimmedMessages = new Counter({ name: 'switchboard_trimmed_messages_total', help: 'Messages left out of such requests', registers: [registry] });
   return {
     registry,
+    countCompression: (outcome) => compressions.inc({ outcome }),
+    countTrimmedRequest: (dropped) => {
+      trimmed.inc();
+      trimmedMessages.inc(dropped);
+    },
     observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
     observeTurn: (outcome, seconds) => turnDuration.observe({ outcome }, seconds),
     countRecoveryNote: (kind) => notes.inc({ kind }),

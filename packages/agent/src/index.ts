@@ -4,3 +4,5 @@ export { builtinTools, calculatorTool, currentTimeTool, waitTool } from './tools
 export { defineTool, describeTool, type Tool, type ToolContext } from './tools/define-tool.ts';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts';
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
+export { createSummariser, type Summariser, type SummariserOptions } from './summarise/create-summariser.ts';
+export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';

@@ -59,6 +59,18 @@ export const gatewayEnvSchema = z
         message: 'is required when TELEGRAM_BOT_TOKEN is set (the webhook must be authenticated)',
       });
     }
+    // One token, or name:token pairs separated by commas (docs/admin.md); the gateway parses it the same way.
+    if (env.ADMIN_TOKEN) {
+      const entries = env.ADMIN_TOKEN.split(',').map((entry) => entry.trim());
+      const names = entries.map((entry) => (entry.includes(':') ? entry.slice(0, entry.indexOf(':')) : 'admin'));
+      if (entries.some((entry) => !/^(?:[A-Za-z0-9_.-]{1,64}:)?[^\s,:]{16,}$/.test(entry)) || new Set(names).size !== names.length) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['ADMIN_TOKEN'],
+          message: 'must be one token or name:token pairs separated by commas, each name once (names: A-Z a-z 0-9 _ . -; tokens: 16+ characters, no spaces, commas or colons)',
+        });
+      }
+    }
   });
 
 export const workerEnvSchema = z.object({
@@ -72,6 +84,16 @@ export const workerEnvSchema = z.object({
   MODEL_CONTEXT_TOKENS: positiveInt(128_000),
   MODEL_TIMEOUT_MS: positiveInt(120_000),
   COMPRESSION_THRESHOLD: ratio(0.8),
+  /** Share of the context kept verbatim (newest messages) when compressing. */
+  COMPRESSION_KEEP_RATIO: ratio(0.2),
+  /** A summariser that takes longer fails (and the turn goes on without compression). */
+  SUMMARY_TIMEOUT_MS: positiveInt(60_000),
+  /** Failed summaries in a row before automatic compression stops for the session. */
+  COMPRESSION_MAX_ATTEMPTS: positiveInt(3),
+  /** Wait after a failed summary before the next automatic try (doubles per failure). */
+  COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
+  /** Tell the user in one line when older messages were summarised (off by default, DESIGN §11). */
+  COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
   RESTART_SUSPEND_THRESHOLD: positiveInt(3),
   AGENT_RUNTIME: z.enum(['openai', 'codex']).default('openai'),
   CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),

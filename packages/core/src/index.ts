@@ -5,3 +5,4 @@ export { platforms, resolveConversationKey, type ConversationAddress, type Platf
 export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
 export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-tail.ts';
+export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';

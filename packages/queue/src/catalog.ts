@@ -10,6 +10,12 @@ export const wakeConversationSchema = z.object({
 });
 export type WakeConversationJob = z.infer<typeof wakeConversationSchema>;
 
+export const compactConversationSchema = z.object({
+  conversationId: z.number().int().positive(),
+  requestedBy: z.string().min(1),
+});
+export type CompactConversationJob = z.infer<typeof compactConversationSchema>;
+
 interface JobSpec<S extends z.ZodTypeAny> {
   schema: S;
   options: JobsOptions;
@@ -29,6 +35,11 @@ export const jobCatalog = {
       removeOnComplete: { count: 1000, age: 3600 },
       removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
     },
+  },
+  [JobName.CompactConversation]: {
+    schema: compactConversationSchema,
+    // Retried while another worker holds the conversation: it gets the lease once that turn ends.
+    options: { attempts: 20, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
   },
 } satisfies Record<JobName, JobSpec<z.ZodTypeAny>>;
 

@@ -1,6 +1,6 @@
-export { jobCatalog, jobIdForInboundEvent, wakeConversationSchema, type WakeConversationJob } from './catalog.ts';
+export { compactConversationSchema, jobCatalog, jobIdForInboundEvent, wakeConversationSchema, type CompactConversationJob, type WakeConversationJob } from './catalog.ts';
 export { JobName, QueueName } from './names.ts';
 export { createRedisConnection, type RedisRole } from './redis-connection.ts';
-export { createTurnQueue, enqueueWake, type TurnQueue } from './turn-queue.ts';
+export { createTurnQueue, enqueueCompaction, enqueueWake, type TurnQueue } from './turn-queue.ts';
 export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';
 export { eventsChannel, lifecycleEventTypes, publishLifecycleEvent, type LifecycleEvent, type LifecycleEventType } from './lifecycle-events.ts';

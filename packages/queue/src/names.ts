@@ -7,4 +7,6 @@ export enum QueueName {
 export enum JobName {
   /** "This conversation has input waiting": the worker that gets the conversation's lease runs it. */
   WakeConversation = 'wake-conversation',
+  /** An operator asked to compress now: the lease holder compresses before any other work. */
+  CompactConversation = 'compact-conversation',
 }

@@ -1,0 +1,38 @@
+import OpenAI from 'openai';
+import { AgentError } from '../agent-error.ts';
+import { summarySystemPrompt } from './summary-prompt.ts';
+
+export interface SummariserOptions {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** A hanging summariser must not hold a turn forever (DESIGN §8). */
+  timeoutMs: number;
+}
+
+export interface Summariser {
+  summarise(transcript: string): Promise<string>;
+}
+
+export function createSummariser(options: SummariserOptions): Summariser {
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
+  return {
+    async summarise(transcript) {
+      let text: string | null | undefined;
+      try {
+        const completion = await client.chat.completions.create({
+          model: options.model,
+          messages: [
+            { role: 'system', content: summarySystemPrompt },
+            { role: 'user', content: `Transcript to summarise:\n${transcript}` },
+          ],
+        });
+        text = completion.choices[0]?.message.content;
+      } catch (error) {
+        throw new AgentError('MODEL_FAILED', 'summariser request failed', [], error);
+      }
+      if (!text || text.trim() === '') throw new AgentError('MODEL_FAILED', 'summariser returned an empty summary', []);
+      return text.trim();
+    },
+  };
+}

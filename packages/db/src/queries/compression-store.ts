@@ -1,0 +1,105 @@
+import { sql } from 'drizzle-orm';
+import type { Database, Sql } from '../client.ts';
+import { AdvisoryLock } from '../lock-ids.ts';
+
+export interface SessionLock {
+  /** False when another process holds the lock: do not compress, do not wait. */
+  acquired: boolean;
+  release(): Promise<void>;
+}
+
+/**
+ * `pg_try_advisory_lock` on the session, on a connection reserved for it
+ * (DESIGN §8): if this process dies mid-compression its connection closes and
+ * the lock goes with it, with no TTL to wait out.
+ */
+export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: number): Promise<SessionLock> {
+  const reserved = await sqlClient.reserve();
+  try {
+    const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.CompressSession}::int, ${sessionId}::int) as locked`;
+    if (!row?.locked) {
+      reserved.release();
+      return { acquired: false, release: async () => undefined };
+    }
+    return {
+      acquired: true,
+      async release() {
+        try {
+          await reserved`select pg_advisory_unlock(${AdvisoryLock.CompressSession}::int, ${sessionId}::int)`;
+        } finally {
+          reserved.release();
+        }
+      },
+    };
+  } catch (error) {
+    reserved.release();
+    throw error;
+  }
+}
+
+export interface CompressionCommit {
+  conversationId: number;
+  oldSessionId: number;
+  summary: string;
+  summaryTokens: number;
+  /** Ids of the old session's messages kept verbatim, oldest first. */
+  keptMessageIds: number[];
+  keptTokens: number;
+  /** Consecutive compressions that did not shrink the session, carried to the child. */
+  compressFailures: number;
+  blocked: boolean;
+}
+
+/**
+ * The compression commit (DESIGN §8 step 4), one statement: the child session
+ * (parent = old) with the summary and the kept messages, the old session
+ * ended `compressed`, and the conversation's pointer moved from old to child
+ * only if it still points at old. If the pointer did not move, nothing else
+ * happens either: every other part hangs off the compare-and-set row.
+ * Returns the child's id, or null when someone else rotated first.
+ */
+export async function commitCompression(db: Database, input: CompressionCommit): Promise<number | null> {
+  const kept = `{${input.keptMessageIds.join(',')}}`;
+  const count = input.keptMessageIds.length + 1;
+  const [row] = await db.execute<{ child_id: string | null }>(sql`
+    with moved as (
+      select c.id from conversations c
+      where c.id = ${input.conversationId} and c.current_session_id = ${input.oldSessionId}
+      for update
+    ), old as (
+      update sessions set status = 'compressed', end_reason = 'compressed', ended_at = now()
+      where id = ${input.oldSessionId} and status = 'active' and exists (select 1 from moved)
+      returning id, recovery_ack_key
+    ), child as (
+      insert into sessions (conversation_id, parent_session_id, token_estimate, message_count, last_seq, recovery_ack_key, compress_failures, compress_blocked)
+      select ${input.conversationId}, old.id, ${input.summaryTokens + input.keptTokens}, ${count}, ${count}, old.recovery_ack_key, ${input.compressFailures}, ${input.blocked}
+      from old
+      returning id
+    ), summary as (
+      insert into messages (session_id, seq, role, kind, content, tokens)
+      select child.id, 1, 'assistant', 'summary', ${input.summary}, ${input.summaryTokens} from child
+    ), copied as (
+      insert into messages (session_id, seq, role, kind, content, tool_calls, tool_call_id, tool_name, inbound_event_id, turn_id, tokens, created_at)
+      select child.id, 1 + k.ord, m.role, m.kind, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.inbound_event_id, m.turn_id, m.tokens, m.created_at
+      from child, unnest(${kept}::bigint[]) with ordinality as k(id, ord)
+      join messages m on m.id = k.id
+    ), pointer as (
+      update conversations set current_session_id = child.id, last_compressed_at = now(), updated_at = now()
+      from child where conversations.id = ${input.conversationId}
+      returning child.id
+    )
+    select (select id from pointer) as child_id`);
+  return row?.child_id ? Number(row.child_id) : null;
+}
+
+/** A failed summariser: back off before the next automatic attempt, and stop after `maxAttempts` in a row. */
+export async function recordCompressionFailure(db: Database, sessionId: number, backoffMs: number, maxAttempts: number): Promise<{ failures: number; blocked: boolean }> {
+  const [row] = await db.execute<{ compress_failures: number; compress_blocked: boolean }>(sql`
+    update sessions set
+      compress_failures = compress_failures + 1,
+      next_compress_at = now() + (${backoffMs}::int * power(2, least(compress_failures, 6))) * interval '1 millisecond',
+      compress_blocked = compress_blocked or compress_failures + 1 >= ${maxAttempts}
+    where id = ${sessionId}
+    returning compress_failures, compress_blocked`);
+  return { failures: row?.compress_failures ?? 0, blocked: row?.compress_blocked ?? false };
+}

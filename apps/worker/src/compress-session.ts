@@ -99,7 +99,7 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
       { conversationId, oldSessionId: sessionId, childSessionId, summarised: plan.summarise.length, kept: plan.keep.length, shrunk, gatewayMs: Math.round(performance.now() - started) },
       'session compressed',
     );
-    ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
+    await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
     return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
   } finally {
     await lock.release();

@@ -56,8 +56,8 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     case 'new':
     case 'reset': {
       const { oldSessionId, newSessionId } = await resetConversationSession(ctx.db, conversation.id, command.name);
-      if (oldSessionId !== null) ctx.emit({ type: 'session.finalized', conversationId: conversation.id, sessionId: oldSessionId, reason: command.name });
-      ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId: newSessionId });
+      if (oldSessionId !== null) await ctx.emit({ type: 'session.finalized', conversationId: conversation.id, sessionId: oldSessionId, reason: command.name });
+      await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId: newSessionId });
       reply = 'Started a fresh session. Earlier messages are no longer part of our conversation.';
       break;
     }

@@ -8,6 +8,8 @@ export interface SweepDeps {
   queue: TurnQueue;
   log: Logger;
   intervalMs: number;
+  /** Runs first on every sweep (restart rules: dead workers, restart-loop suspension). */
+  beforeSweep?: () => Promise<void>;
 }
 
 /** Input older than this with no turn is treated as stranded (the normal path takes milliseconds). */
@@ -24,6 +26,7 @@ const batch = 500;
 export function startRecoverySweep(deps: SweepDeps): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const sweep = async () => {
+    await deps.beforeSweep?.();
     const bucket = Math.floor(Date.now() / Math.max(deps.intervalMs, 5000));
     const stranded = await findStrandedConversations(deps.sql, strandedAfterMs, batch);
     for (const { conversationId, firstEventId } of stranded) {

@@ -26,6 +26,8 @@ export const notices = {
   rateLimited: 'I am getting too many requests right now. Please try again in a minute.',
   refused: 'I cannot help with that request.',
   empty: 'I have no answer to that.',
+  suspendedRestartLoop:
+    'Your previous session was paused after it was cut off by repeated restarts, so this is a fresh start. An operator can restore the earlier session.',
 } as const;
 
 /**
@@ -35,6 +37,8 @@ export const notices = {
  */
 export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRowToSend[]> {
   const conversationId = conversation.id;
+  // First message after a restart-loop suspension: a fresh session starts here, and the user is told once (DESIGN §9).
+  const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
   const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
   let sessionId = await ensureCurrentSession(ctx.db, conversation);
   let session = await loadSession(ctx.db, sessionId);
@@ -55,7 +59,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   const [history, begun] = await Promise.all([loadSessionMessages(ctx.db, sessionId), beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })]);
   const { turnId } = begun;
   const startedAt = performance.now();
-  ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
+  await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
   const log = ctx.log.child({ conversationId, turnId });
 
   // API-only notes (DESIGN §7, §9): built for this request, never stored.
@@ -135,8 +139,8 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
     ...entries.map(toNewMessage),
   ];
   if (compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
-  const replies =
-    replyText !== null && sender ? [{ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(replyText, sender.messageLimit) }] : [];
+  const replyTexts = [...(suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
+  const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
   const { outboxIds } = await commitTurn(ctx.db, {
     turnId,
     conversationId,
@@ -148,8 +152,8 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
     replies,
   });
   ctx.metrics.observeTurn(status, (performance.now() - startedAt) / 1000);
-  if (status === 'interrupted' || status === 'cancelled') ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
-  ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
+  if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
+  await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
   log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
   const chunks = replies.flatMap((reply) => reply.chunks.map((text) => ({ platform: reply.platform, target: reply.target, text })));
   const now = new Date();

@@ -4,13 +4,15 @@ import Fastify from 'fastify';
 import { builtinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
 import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
-import { createDbClient } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, recordLifecycleEvent, registerWorker } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
+import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
+import { applyRestartRules } from './restart-guard.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import type { WorkerContext } from './worker-context.ts';
 import { createWorkerMetrics } from './worker-metrics.ts';
@@ -61,7 +63,10 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     log: log.child({ workerId }),
     workerId,
     metrics: createWorkerMetrics(),
-    emit: (event) => {
+    emit: async (event) => {
+      if (config.EVENT_WEBHOOK_URLS.length > 0) {
+        await recordLifecycleEvent(db.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, config.EVENT_WEBHOOK_URLS);
+      }
       publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
     },
     running: new Map(),
@@ -81,8 +86,18 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     () => log.warn('ignored a malformed conversation signal'),
   );
 
+  // Liveness (DESIGN §9): registered with a heartbeat before taking work; dead
+  // peers are found and restart loops suspended now and on every sweep.
+  await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
+  const heartbeat = setInterval(() => {
+    heartbeatWorker(db.db, workerId).catch((err: unknown) => log.warn({ err }, 'heartbeat failed'));
+  }, config.HEARTBEAT_INTERVAL_MS);
+  heartbeat.unref();
+  await applyRestartRules(ctx);
+
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
-  const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS });
+  const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
+  const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 
   const health = Fastify({ logger: false });
   health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
@@ -97,6 +112,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       // Stop taking jobs, give running turns the drain window to finish, then
       // cut off what still runs (left for resume), then queues, Redis, Postgres.
       ctx.closing = true;
+      await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
       await sweep.stop();
       const drained = worker.close();
       const timer = setTimeout(() => {
@@ -104,6 +120,13 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       }, config.DRAIN_TIMEOUT_MS);
       await drained;
       clearTimeout(timer);
+      // What was still running when the drain window closed was cut off by this restart: count it once.
+      const cutOff = await cutOffRunningTurns(db.db, { workerId });
+      ctx.metrics.countRestartIncrements(cutOff.length);
+      if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
+      await webhooks?.stop();
+      clearInterval(heartbeat);
+      await markWorkerStatus(db.db, workerId, 'stopped');
       await health.close();
       await queue.close();
       subscriber.disconnect();

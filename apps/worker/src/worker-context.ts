@@ -22,8 +22,11 @@ export interface WorkerContext {
   log: Logger;
   workerId: string;
   metrics: WorkerMetrics;
-  /** Best-effort publication to the live event stream. */
-  emit(event: Omit<LifecycleEvent, 'at'>): void;
+  /**
+   * Records the event for webhook delivery (when webhooks are configured)
+   * and publishes it to the live stream; resolves once it is recorded.
+   */
+  emit(event: Omit<LifecycleEvent, 'at'>): Promise<void>;
   /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
   running: Map<number, ActiveTurn>;
   /** Set on shutdown: no new turn starts. */

@@ -7,6 +7,8 @@ export interface WorkerMetrics {
   countRecoveryNote(kind: 'recovery' | 'resume'): void;
   countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'failed'): void;
   countTrimmedRequest(droppedMessages: number): void;
+  countRestartIncrements(conversations: number): void;
+  countSuspension(reason: string): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -33,8 +35,12 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers: [registry],
   });
   const trimmedMessages = new Counter({ name: 'switchboard_trimmed_messages_total', help: 'Messages left out of such requests', registers: [registry] });
+  const restarts = new Counter({ name: 'switchboard_restart_increments_total', help: 'Restart counter increments (conversations cut off by a restart)', registers: [registry] });
+  const suspensions = new Counter({ name: 'switchboard_suspensions_total', help: 'Conversations suspended', labelNames: ['reason'], registers: [registry] });
   return {
     registry,
+    countRestartIncrements: (n) => restarts.inc(n),
+    countSuspension: (reason) => suspensions.inc({ reason }),
     countCompression: (outcome) => compressions.inc({ outcome }),
     countTrimmedRequest: (dropped) => {
       trimmed.inc();

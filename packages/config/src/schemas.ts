@@ -73,41 +73,57 @@ export const gatewayEnvSchema = z
     }
   });
 
-export const workerEnvSchema = z.object({
-  ...shared,
-  HOST: z.string().trim().min(1).default('127.0.0.1'),
-  /** Health/metrics port of the worker; 0 picks a free one. */
-  WORKER_PORT: port(0),
-  MODEL_BASE_URL: url('http://127.0.0.1:4010/v1'),
-  MODEL_API_KEY: z.string().default('switchboard-sim'),
-  MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
-  MODEL_CONTEXT_TOKENS: positiveInt(128_000),
-  MODEL_TIMEOUT_MS: positiveInt(120_000),
-  COMPRESSION_THRESHOLD: ratio(0.8),
-  /** Share of the context kept verbatim (newest messages) when compressing. */
-  COMPRESSION_KEEP_RATIO: ratio(0.2),
-  /** A summariser that takes longer fails (and the turn goes on without compression). */
-  SUMMARY_TIMEOUT_MS: positiveInt(60_000),
-  /** Failed summaries in a row before automatic compression stops for the session. */
-  COMPRESSION_MAX_ATTEMPTS: positiveInt(3),
-  /** Wait after a failed summary before the next automatic try (doubles per failure). */
-  COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
-  /** Tell the user in one line when older messages were summarised (off by default, DESIGN §11). */
-  COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
-  RESTART_SUSPEND_THRESHOLD: positiveInt(3),
-  AGENT_RUNTIME: z.enum(['openai', 'codex']).default('openai'),
-  CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
-  APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
-  SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
-  /** Conversations one worker process runs at once. */
-  WORKER_CONCURRENCY: positiveInt(64),
-  COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
-  MAX_TOOL_ITERATIONS: positiveInt(8),
-  /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
-  DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
-  /** How often the recovery sweep looks for stranded input, ms. */
-  SWEEP_INTERVAL_MS: positiveInt(2000),
-});
+export const workerEnvSchema = z
+  .object({
+    ...shared,
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    /** Health/metrics port of the worker; 0 picks a free one. */
+    WORKER_PORT: port(0),
+    MODEL_BASE_URL: url('http://127.0.0.1:4010/v1'),
+    MODEL_API_KEY: z.string().default('switchboard-sim'),
+    MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
+    MODEL_CONTEXT_TOKENS: positiveInt(128_000),
+    MODEL_TIMEOUT_MS: positiveInt(120_000),
+    COMPRESSION_THRESHOLD: ratio(0.8),
+    /** Share of the context kept verbatim (newest messages) when compressing. */
+    COMPRESSION_KEEP_RATIO: ratio(0.2),
+    /** A summariser that takes longer fails (and the turn goes on without compression). */
+    SUMMARY_TIMEOUT_MS: positiveInt(60_000),
+    /** Failed summaries in a row before automatic compression stops for the session. */
+    COMPRESSION_MAX_ATTEMPTS: positiveInt(3),
+    /** Wait after a failed summary before the next automatic try (doubles per failure). */
+    COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
+    /** Tell the user in one line when older messages were summarised (off by default, DESIGN §11). */
+    COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
+    RESTART_SUSPEND_THRESHOLD: positiveInt(3),
+    AGENT_RUNTIME: z.enum(['openai', 'codex']).default('openai'),
+    CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
+    APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
+    SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
+    /** Conversations one worker process runs at once. */
+    WORKER_CONCURRENCY: positiveInt(64),
+    COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
+    MAX_TOOL_ITERATIONS: positiveInt(8),
+    /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
+    DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
+    /** Worker heartbeat period, and the silence after which a worker is declared dead (DESIGN §9). */
+    HEARTBEAT_INTERVAL_MS: positiveInt(2000),
+    WORKER_DEAD_AFTER_MS: positiveInt(10_000),
+    /** Comma-separated URLs that receive every lifecycle event, signed with EVENT_WEBHOOK_SECRET. */
+    EVENT_WEBHOOK_URLS: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((u) => u.trim()).filter(Boolean))
+      .pipe(z.array(z.string().url('must be a comma-separated list of URLs'))),
+    EVENT_WEBHOOK_SECRET: optionalSecret,
+    /** How often the recovery sweep looks for stranded input, ms. */
+    SWEEP_INTERVAL_MS: positiveInt(2000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
+    }
+  });
 
 export const simEnvSchema = z.object({
   HOST: z.string().trim().min(1).default('127.0.0.1'),
@@ -121,6 +137,10 @@ export const simEnvSchema = z.object({
   SIM_SLACK_EVENTS_URL: url(),
   SLACK_SIGNING_SECRET: optionalSecret,
   SLACK_BOT_TOKEN: optionalSecret,
+  /** Where the simulated Discord posts interactions (the gateway's /webhooks/discord/interactions). */
+  SIM_DISCORD_INTERACTIONS_URL: url(),
+  DISCORD_BOT_TOKEN: optionalSecret,
+  DISCORD_APPLICATION_ID: optionalSecret,
 });
 
 export const migrateEnvSchema = z.object({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel });

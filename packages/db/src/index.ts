@@ -16,3 +16,6 @@ export * from './queries/admin-outbox.ts';
 export * from './queries/admin-audit.ts';
 export * from './queries/admin-delete.ts';
 export * from './queries/suspension-store.ts';
+export * from './queries/lifecycle-event-store.ts';
+export * from './queries/restart-store.ts';
+export * from './queries/worker-registry.ts';

@@ -8,4 +8,6 @@ export enum AdvisoryLock {
   Migrate = 0x5b0a_0001,
   /** Namespace for compression locks: (CompressSession, session id). */
   CompressSession = 0x5b0a_0002,
+  /** Held by the one worker that delivers lifecycle events to webhooks. */
+  EventDelivery = 0x5b0a_0003,
 }

@@ -17,8 +17,8 @@ export const inboundEvents = pgTable(
     text: text('text').notNull(),
     /** Where replies go (chat, thread, message to reply to), as the adapter normalised it. */
     replyTarget: jsonb('reply_target').$type<Record<string, unknown>>().notNull(),
-    /** refused: over the queued-input cap; the user was told, it is never run. */
-    status: text('status', { enum: ['pending', 'done', 'refused'] }).notNull().default('pending'),
+    /** refused: over the queued-input cap; the user was told, it is never run. held: set aside by a restart-loop suspension. */
+    status: text('status', { enum: ['pending', 'done', 'refused', 'held'] }).notNull().default('pending'),
     turnId: bigint('turn_id', { mode: 'number' }),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -77,6 +77,20 @@ describe('Telegram message end to end', () => {
     await system.setModelScript({});
   });
 
+  it('answers a long paste split by the client into parts once, with every part', async () => {
+    const first = 'a'.repeat(4000);
+    await system.sendTelegram({ chatId: 505, text: first });
+    await system.sendTelegram({ chatId: 505, text: 'end of paste' });
+    await system.sendTelegram({ chatId: 505, text: '/status' });
+    // The /status reply comes after the paste's answer: had the paste been answered twice, two replies would precede it.
+    const replies = await system.waitForTelegram(505, 2);
+    expect(replies[0]?.text).toBe('echo: end of paste');
+    expect(replies[1]?.text).toMatch(/^Session \d+: 3 messages/);
+    const requests = (await (await fetch(`${system.simUrl}/control/model/requests`)).json()) as { body: { messages: { role: string; content: string }[] } }[];
+    const request = requests.find((r) => r.body.messages.some((m) => m.content === 'end of paste'));
+    expect(request?.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([first, 'end of paste']);
+  });
+
   it('reports readiness of Postgres and Redis', async () => {
     const ready = await fetch(`${system.gateway.url}/readyz`);
     expect(ready.status).toBe(200);

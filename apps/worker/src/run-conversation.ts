@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseChatCommand, planNextWork } from '@switchboard/core';
+import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
 import { loadConversation, loadPendingInbound, pendingInputAges } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn } from './active-turn.ts';
 import { compressConversation } from './compress-session.ts';
@@ -72,16 +72,17 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, out
     if (!conversation) return;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
     active.mode = mode;
+    const platform = conversation.platform as Platform;
     const work = planNextWork(
       mode,
-      pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null })),
+      pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
       maxInputPerTurn,
     );
     if (work.kind === 'idle') return;
     let committed;
     if (work.kind === 'command') {
       await handleCommand(ctx, conversation, work.event, stoppedEventIds);
-    } else if (mode === 'collect' && (await waitForQuiet(ctx, conversationId))) {
+    } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
@@ -95,16 +96,20 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, out
 }
 
 /**
- * Busy mode `collect`: a burst is merged into one turn once the newest
- * message is COLLECT_DEBOUNCE_MS old (by the database clock, so workers on
- * other machines agree). Returns true if it waited and the input must be
- * read again.
+ * Holds a turn back while more input is clearly on its way, then lets the
+ * caller read the input again. Busy mode `collect` merges a burst once the
+ * newest message is COLLECT_DEBOUNCE_MS old; in every mode, a near-limit
+ * part of a long paste waits up to PASTE_MERGE_WINDOW_MS for the next part
+ * (DESIGN §4). Ages come from the database clock, so workers on other
+ * machines agree. Returns true if it waited.
  */
-async function waitForQuiet(ctx: WorkerContext, conversationId: number): Promise<boolean> {
-  const debounce = ctx.config.COLLECT_DEBOUNCE_MS;
-  if (debounce === 0) return false;
+async function waitForMoreInput(ctx: WorkerContext, conversationId: number, mode: string, lastIsPastePart: boolean): Promise<boolean> {
+  const collectWindow = mode === 'collect' ? ctx.config.COLLECT_DEBOUNCE_MS : 0;
+  const pasteWindow = lastIsPastePart ? ctx.config.PASTE_MERGE_WINDOW_MS : 0;
+  const window = Math.max(collectWindow, pasteWindow);
+  if (window === 0) return false;
   const ages = await pendingInputAges(ctx.sql, conversationId);
-  if (!ages || ages.newestMs >= debounce || ages.oldestMs >= debounce * maxDebounceWindows) return false;
-  await sleep(debounce - ages.newestMs);
+  if (!ages || ages.newestMs >= window || ages.oldestMs >= window * maxDebounceWindows) return false;
+  await sleep(window - ages.newestMs);
   return true;
 }

@@ -103,6 +103,8 @@ export const workerEnvSchema = z
     /** Conversations one worker process runs at once. */
     WORKER_CONCURRENCY: positiveInt(64),
     COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
+    /** How long to wait for the next part after a near-limit part of a long paste (DESIGN §4); 0 turns merging off. */
+    PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
     MAX_TOOL_ITERATIONS: positiveInt(8),
     /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
     DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),

@@ -21,6 +21,11 @@ describe('planNextWork', () => {
     expect(planNextWork(mode, [msg(1), msg(2), cmd(3), msg(4)], 32)).toEqual({ kind: 'turn', events: [msg(1), msg(2)] });
   });
 
+  it('queue mode keeps the parts of one long paste together', () => {
+    const part = (id: number) => ({ ...msg(id), continues: true });
+    expect(planNextWork('queue', [part(1), part(2), msg(3), msg(4)], 32)).toEqual({ kind: 'turn', events: [part(1), part(2), msg(3)] });
+  });
+
   it('never takes more than the per-turn cap', () => {
     const pending = Array.from({ length: 10 }, (_, i) => msg(i + 1));
     expect(planNextWork('collect', pending, 4)).toEqual({ kind: 'turn', events: pending.slice(0, 4) });

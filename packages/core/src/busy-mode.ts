@@ -6,6 +6,8 @@ export interface PendingInput {
   text: string;
   /** True when the text is a chat command (handled alone, never given to the model). */
   isCommand: boolean;
+  /** True when the message is a near-limit part of a long paste, so the next part belongs with it. */
+  continues?: boolean;
 }
 
 export type NextWork<T extends PendingInput> = { kind: 'command'; event: T } | { kind: 'turn'; events: T[] } | { kind: 'idle' };
@@ -22,7 +24,16 @@ export function planNextWork<T extends PendingInput>(mode: BusyInputModeName, pe
   const [first] = pending;
   if (!first) return { kind: 'idle' };
   if (first.isCommand) return { kind: 'command', event: first };
-  if (mode === 'queue') return { kind: 'turn', events: [first] };
+  if (mode === 'queue') {
+    // One message per turn, but the parts of one long paste are one message.
+    const events: T[] = [first];
+    for (let i = 1; i < pending.length && events.at(-1)?.continues && events.length < maxPerTurn; i++) {
+      const next = pending[i] as T;
+      if (next.isCommand) break;
+      events.push(next);
+    }
+    return { kind: 'turn', events };
+  }
   const events: T[] = [];
   for (const event of pending) {
     if (event.isCommand || events.length >= maxPerTurn) break;

@@ -6,3 +6,4 @@ export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
 export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-tail.ts';
 export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';
+export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';

@@ -6,6 +6,7 @@ import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
 import { registerDiscordInteractions } from './routes/discord-interactions.ts';
+import { createIngressDeps } from './ingress/accept-inbound.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerSlackEvents } from './routes/slack-events.ts';
 import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
@@ -40,14 +41,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   });
 
   registerHealthRoutes(app, deps);
-  const ingress = {
-    sql: deps.sql,
-    queue: deps.queue,
-    redis: deps.redis,
-    redisPrefix: deps.config.REDIS_PREFIX,
-    maxQueuedInput: deps.config.MAX_QUEUED_INPUT,
-    log: deps.log,
-  };
+  const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
   }

@@ -6,6 +6,7 @@ import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platf
 import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
 import { buildGatewayApp } from './app.ts';
 import { startDiscordInbound } from './discord/discord-inbound.ts';
+import { createIngressDeps } from './ingress/accept-inbound.ts';
 import { resolveSlackContext } from './slack-context.ts';
 
 export interface RunningGateway {
@@ -31,7 +32,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   log.info({ url }, 'gateway listening');
   // One Gateway connection per bot token across all gateway processes, decided by a Redis lease.
   const discord = config.DISCORD_BOT_TOKEN
-    ? startDiscordInbound({ config, log, ingress: { sql: db.sql, queue, redis, redisPrefix: config.REDIS_PREFIX, maxQueuedInput: config.MAX_QUEUED_INPUT, log } })
+    ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }) })
     : undefined;
   if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
 

@@ -41,9 +41,23 @@ const shared = {
   MAX_QUEUED_INPUT: positiveInt(32),
 };
 
+const idList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((id) => id.trim()).filter(Boolean));
+
 export const gatewayEnvSchema = z
   .object({
     ...shared,
+    /** Access (DESIGN §4): who may talk to the bot in DMs and in groups; allowlists per platform. */
+    DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
+    GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
+    TELEGRAM_ALLOWED_USERS: idList,
+    SLACK_ALLOWED_USERS: idList,
+    DISCORD_ALLOWED_USERS: idList,
+    DISCORD_ALLOWED_ROLES: idList,
+    /** Messages per user per minute before the user is asked to slow down (0: no limit). */
+    USER_RATE_LIMIT_PER_MINUTE: nonNegativeInt(30),
     HOST: z.string().trim().min(1).default('127.0.0.1'),
     PORT: port(3000),
     ADMIN_TOKEN: optionalSecret,

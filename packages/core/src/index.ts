@@ -7,3 +7,4 @@ export { splitMessage } from './split-message.ts';
 export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-tail.ts';
 export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';
 export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';
+export { decideAccess, type AccessPolicy, type AccessRequest } from './access-policy.ts';

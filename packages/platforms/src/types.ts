@@ -9,6 +9,8 @@ export interface InboundMessage {
   userId: string;
   /** Exactly what the user wrote. */
   text: string;
+  /** Discord guild member roles, for role-based allowlists. */
+  roles?: string[];
   /** Where replies go; opaque to everything but the same platform's sender. */
   replyTarget: Record<string, unknown>;
 }

@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
+import type { GatewayConfig } from '@switchboard/config';
 import { classifySignal, resolveConversationKey } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, publishSignal, type TurnQueue } from '@switchboard/queue';
+import { admitInbound, type AdmissionDeps } from './admission.ts';
 
-export type IngressOutcome = 'accepted' | 'duplicate' | 'refused';
+export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited';
 
 export class IngressError extends Error {
   readonly code: 'STORE_FAILED' | 'ENQUEUE_FAILED';
@@ -16,7 +18,7 @@ export class IngressError extends Error {
   }
 }
 
-export interface IngressDeps {
+export interface IngressDeps extends AdmissionDeps {
   sql: Sql;
   queue: TurnQueue;
   /** Fail-fast connection used to publish signals to the worker running the conversation. */
@@ -37,6 +39,8 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage): Promise<IngressOutcome> {
   const signal = classifySignal(message.text);
+  const admission = await admitInbound(deps, message, signal !== 'input');
+  if (admission !== 'allow') return admission;
   let stored;
   try {
     stored = await storeInboundEvent(deps.sql, {
@@ -84,4 +88,24 @@ async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conv
     // The refusal is stored; the recovery sweep delivers a queued notice even if this wake-up was lost.
     deps.log.warn({ err, conversationId }, 'overflow notice not queued');
   }
+}
+
+/** The ingress dependencies every route and the Discord connection share, built from the config once. */
+export function createIngressDeps(config: GatewayConfig, clients: { sql: Sql; queue: TurnQueue; redis: Redis; log: Logger }): IngressDeps {
+  return {
+    ...clients,
+    redisPrefix: config.REDIS_PREFIX,
+    maxQueuedInput: config.MAX_QUEUED_INPUT,
+    rateLimitPerMinute: config.USER_RATE_LIMIT_PER_MINUTE,
+    policy: {
+      dmPolicy: config.DM_POLICY,
+      groupPolicy: config.GROUP_POLICY,
+      allowedUsers: {
+        telegram: new Set(config.TELEGRAM_ALLOWED_USERS),
+        slack: new Set(config.SLACK_ALLOWED_USERS),
+        discord: new Set(config.DISCORD_ALLOWED_USERS),
+      },
+      allowedDiscordRoles: new Set(config.DISCORD_ALLOWED_ROLES),
+    },
+  };
 }

@@ -71,3 +71,25 @@ export async function queueOverflowNotice(sql: Sql, input: { conversationId: num
     returning id`;
   return rows.length > 0;
 }
+
+/**
+ * Queues a one-line notice for a conversation that may not exist yet (a
+ * refused user's first message): the conversation row is created if needed,
+ * in the same statement as the outbox row.
+ */
+export async function queueNoticeForAddress(
+  sql: Sql,
+  input: { conversationKey: string; platform: string; accountId: string; chatId: string; threadId: string; userScope: string; target: Record<string, unknown>; text: string },
+): Promise<number> {
+  const [row] = await sql<{ conversation_id: string }[]>`
+    with conv as (
+      insert into conversations (key, platform, account_id, chat_id, thread_id, user_scope)
+      values (${input.conversationKey}, ${input.platform}, ${input.accountId}, ${input.chatId}, ${input.threadId}, ${input.userScope})
+      on conflict (key) do update set updated_at = now()
+      returning id
+    )
+    insert into outbox (conversation_id, platform, target, text)
+    select id, ${input.platform}, ${JSON.stringify(input.target)}::jsonb, ${input.text} from conv
+    returning conversation_id`;
+  return Number(row?.conversation_id);
+}

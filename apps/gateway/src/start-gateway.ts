@@ -7,6 +7,7 @@ import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
 import { buildGatewayApp } from './app.ts';
 import { startDiscordInbound } from './discord/discord-inbound.ts';
 import { createIngressDeps } from './ingress/accept-inbound.ts';
+import { startTelegramPoller } from './telegram/telegram-poller.ts';
 import { resolveSlackContext } from './slack-context.ts';
 
 export interface RunningGateway {
@@ -35,12 +36,30 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }) })
     : undefined;
   if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
+  // Long polling instead of the webhook: one poller per token across gateway processes, by a Redis lease.
+  const pollerRedis = telegram && config.TELEGRAM_MODE === 'polling' ? createRedisConnection(config.REDIS_URL, 'subscriber') : undefined;
+  pollerRedis?.on('error', (err) => log.debug({ err }, 'telegram poller redis error'));
+  const telegramPoller =
+    telegram && pollerRedis
+      ? startTelegramPoller({
+          token: config.TELEGRAM_BOT_TOKEN as string,
+          apiRoot: config.TELEGRAM_API_ROOT,
+          context: telegram,
+          ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }),
+          redis: pollerRedis,
+          redisPrefix: config.REDIS_PREFIX,
+          sql: db.sql,
+          log,
+        })
+      : undefined;
 
   return {
     url,
     async close() {
       // Stop accepting first, then the queue, then Redis, then Postgres.
       await discord?.close();
+      await telegramPoller?.close();
+      pollerRedis?.disconnect();
       await app.close();
       await queue.close();
       redis.disconnect();

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { createRedisLease, type RedisLease } from '@switchboard/queue';
 
 export interface Lease {
   conversationId: number;
-  token: string;
+  lease: RedisLease;
 }
 
 export interface LeaseManager {
@@ -14,32 +14,19 @@ export interface LeaseManager {
   ttlMs: number;
 }
 
-// Written by hand because the lease is one Redis key with an owner token:
-// compare-and-delete and compare-and-extend are two three-line Lua scripts,
-// and the lock libraries (redlock) target multi-master quorum we do not run.
-const renewScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-
 /**
  * The cluster-wide "one running turn per conversation" lease (DESIGN §5).
  * It expires by itself if its worker dies, so a crashed worker blocks a
  * conversation for at most one TTL.
  */
 export function createLeaseManager(redis: Redis, prefix: string, ttlMs = 30_000): LeaseManager {
-  const keyOf = (conversationId: number) => `${prefix}:lease:conversation:${conversationId}`;
   return {
     ttlMs,
     async acquire(conversationId) {
-      const token = randomUUID();
-      const ok = await redis.set(keyOf(conversationId), token, 'PX', ttlMs, 'NX');
-      return ok === 'OK' ? { conversationId, token } : null;
+      const lease = createRedisLease(redis, `${prefix}:lease:conversation:${conversationId}`, ttlMs);
+      return (await lease.tryAcquire()) ? { conversationId, lease } : null;
     },
-    async renew(lease) {
-      const result = await redis.eval(renewScript, 1, keyOf(lease.conversationId), lease.token, String(ttlMs));
-      return result === 1;
-    },
-    async release(lease) {
-      await redis.eval(releaseScript, 1, keyOf(lease.conversationId), lease.token);
-    },
+    renew: (held) => held.lease.renew(),
+    release: (held) => held.lease.release(),
   };
 }

@@ -62,11 +62,13 @@ export const gatewayEnvSchema = z
     PORT: port(3000),
     ADMIN_TOKEN: optionalSecret,
     TELEGRAM_WEBHOOK_SECRET: telegramSecret,
+    /** webhook: Telegram posts to /webhooks/telegram; polling: one gateway process long-polls getUpdates. */
+    TELEGRAM_MODE: z.enum(['webhook', 'polling']).default('webhook'),
     /** Largest accepted webhook body, bytes (DESIGN §4: 1 MiB). */
     BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   })
   .superRefine((env, ctx) => {
-    if (env.TELEGRAM_BOT_TOKEN && !env.TELEGRAM_WEBHOOK_SECRET) {
+    if (env.TELEGRAM_BOT_TOKEN && env.TELEGRAM_MODE === 'webhook' && !env.TELEGRAM_WEBHOOK_SECRET) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         path: ['TELEGRAM_WEBHOOK_SECRET'],

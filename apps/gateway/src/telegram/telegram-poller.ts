@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Api, GrammyError } from 'grammy';
+import type { Redis } from 'ioredis';
+import type { Sql } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import { parseTelegramUpdate, PlatformError, type TelegramParseContext } from '@switchboard/platforms';
+import { createRedisLease } from '@switchboard/queue';
+import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+
+export interface TelegramPollerOptions {
+  token: string;
+  apiRoot: string;
+  context: TelegramParseContext;
+  ingress: IngressDeps;
+  /** A connection whose commands wait for a reconnect (lease renewals must not fail fast). */
+  redis: Redis;
+  redisPrefix: string;
+  sql: Sql;
+  log: Logger;
+  leaseTtlMs?: number;
+  pollTimeoutSeconds?: number;
+}
+
+/**
+ * Long polling instead of the webhook (TELEGRAM_MODE=polling). Telegram
+ * allows one getUpdates consumer per token, so a Redis lease picks one
+ * gateway process to poll; the others retry and take over within a TTL.
+ * The offset is persisted as the events themselves: at start the poller asks
+ * for updates after the newest update_id stored in Postgres, and it only
+ * moves past an update once that update is stored (or deliberately ignored).
+ */
+export function startTelegramPoller(options: TelegramPollerOptions): { close(): Promise<void> } {
+  const log = options.log.child({ platform: 'telegram', mode: 'polling' });
+  const api = new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') });
+  const tokenId = createHash('sha256').update(options.token).digest('hex').slice(0, 16);
+  const ttlMs = options.leaseTtlMs ?? 15_000;
+  const lease = createRedisLease(options.redis, `${options.redisPrefix}:telegram:poller:${tokenId}`, ttlMs);
+  const controller = new AbortController();
+  let renewal: NodeJS.Timeout | undefined;
+
+  const loop = async () => {
+    while (!controller.signal.aborted) {
+      if (!(await lease.tryAcquire().catch(() => false))) {
+        await sleep(Math.floor(ttlMs / 3), undefined, { signal: controller.signal }).catch(() => undefined);
+        continue;
+      }
+      log.info('this process polls Telegram');
+      renewal = setInterval(() => {
+        lease.renew().then(
+          (held) => {
+            if (!held) log.warn('lost the Telegram poller lease');
+          },
+          () => undefined,
+        );
+      }, Math.floor(ttlMs / 3));
+      try {
+        await pollWhileHolding();
+      } finally {
+        clearInterval(renewal);
+        await lease.release().catch(() => undefined);
+      }
+    }
+  };
+
+  const pollWhileHolding = async () => {
+    await api.deleteWebhook();
+    let offset = await readStoredOffset(options.sql, options.context.botId);
+    let failures = 0;
+    while (!controller.signal.aborted && (await lease.renew().catch(() => false))) {
+      try {
+        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message'] }, controller.signal as never);
+        for (const update of updates) {
+          await handleUpdate(update);
+          offset = update.update_id + 1;
+        }
+        failures = 0;
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        failures++;
+        const retryAfter = error instanceof GrammyError && error.error_code === 429 ? (error.parameters.retry_after ?? 1) * 1000 : 0;
+        const wait = Math.max(retryAfter, Math.min(500 * 2 ** failures, 30_000));
+        log.warn({ reason: error instanceof Error ? error.message : String(error), waitMs: wait }, 'telegram polling failed; retrying');
+        await sleep(wait, undefined, { signal: controller.signal }).catch(() => undefined);
+      }
+    }
+  };
+
+  const handleUpdate = async (update: unknown) => {
+    let parsed;
+    try {
+      parsed = parseTelegramUpdate(update, options.context);
+    } catch (error) {
+      if (error instanceof PlatformError) return log.warn({ code: error.code, reason: error.message }, 'telegram update ignored: malformed');
+      throw error;
+    }
+    if (parsed.kind === 'ignored') return;
+    try {
+      await acceptInbound(options.ingress, parsed.message);
+    } catch (error) {
+      // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
+      if (error instanceof IngressError && error.code === 'ENQUEUE_FAILED') return;
+      throw error;
+    }
+  };
+
+  const running = loop().catch((err: unknown) => log.error({ err }, 'telegram poller stopped'));
+  return {
+    async close() {
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+async function readStoredOffset(sql: Sql, botId: string): Promise<number | undefined> {
+  const [row] = await sql<{ last: string | null }[]>`
+    select max(event_id::bigint) as last from inbound_events where platform = 'telegram' and account_id = ${botId}`;
+  return row?.last ? Number(row.last) + 1 : undefined;
+}

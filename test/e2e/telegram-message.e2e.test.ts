@@ -91,6 +91,16 @@ describe('Telegram message end to end', () => {
     expect(request?.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([first, 'end of paste']);
   });
 
+  it('formats replies as Telegram HTML', async () => {
+    await system.setModelScript({ rules: [{ match: 'formatted', reply: 'Use `a < b` and **care**.' }] });
+    await system.sendTelegram({ chatId: 506, text: 'formatted please' });
+    const [formatted] = await system.waitForTelegram(506, 1);
+    const sent = (await (await fetch(`${system.simUrl}/control/telegram/sent?chat_id=506`)).json()) as { text: string; rawText?: string; parse_mode?: string }[];
+    expect(sent[0]).toMatchObject({ parse_mode: 'HTML', rawText: 'Use <code>a &lt; b</code> and <b>care</b>.' });
+    expect(formatted?.text).toBe('Use a < b and care.');
+    await system.setModelScript({});
+  });
+
   it('reports readiness of Postgres and Redis', async () => {
     const ready = await fetch(`${system.gateway.url}/readyz`);
     expect(ready.status).toBe(200);

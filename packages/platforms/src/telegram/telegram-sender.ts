@@ -1,6 +1,7 @@
 import { Api, GrammyError, HttpError } from 'grammy';
 import { PlatformError } from '../errors.ts';
 import type { PlatformSender, SentMessage } from '../types.ts';
+import { renderTelegramHtml } from './render-html.ts';
 
 export interface TelegramSenderOptions {
   token: string;
@@ -24,11 +25,19 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     api,
     async sendText(target, text): Promise<SentMessage> {
       const t = target as unknown as TelegramTarget;
+      const options = {
+        ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
+        ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
+      };
       try {
-        const sent = await api.sendMessage(t.chatId, text, {
-          ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
-          ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
-        });
+        const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
+        return { platformMessageId: String(sent.message_id) };
+      } catch (error) {
+        // Telegram rejected the formatting (or the markup made it too long): the same words as plain text.
+        if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+      }
+      try {
+        const sent = await api.sendMessage(t.chatId, text, options);
         return { platformMessageId: String(sent.message_id) };
       } catch (error) {
         throw toPlatformError(error);

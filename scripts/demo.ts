@@ -1,88 +1,82 @@
 /**
  * `npm run demo`: services, migrations, simulator + gateway + worker, and a
- * terminal chat as a Telegram user. `--smoke` sends one message, prints the
- * reply and exits (non-zero with the reason if none arrives in 30 s).
+ * terminal chat as a user of the chosen platform (`--platform telegram|slack|discord`,
+ * asked for when omitted on a terminal). `--smoke` sends one message, prints
+ * the reply and exits (non-zero with the reason if none arrives in 30 s).
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
 import { migrateDatabase } from '@switchboard/db';
+import { demoChats, postJson, type DemoPlatform } from './lib/demo-platforms.ts';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from './lib/processes.ts';
 
-const smoke = process.argv.includes('--smoke');
-const botToken = '123456:demo-token';
-const webhookSecret = 'demo-secret';
-const chatId = 1001;
+const { values: args } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, platform: { type: 'string' } } });
 const logDir = join(repoRoot, '.data', 'demo-logs');
 const started: ManagedProcess[] = [];
 
+async function choosePlatform(): Promise<DemoPlatform> {
+  const given = args.platform ?? (args.smoke || !process.stdin.isTTY ? 'telegram' : undefined);
+  if (given) {
+    if (!(given in demoChats)) throw new Error(`--platform must be telegram, slack or discord (got "${given}")`);
+    return given as DemoPlatform;
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const answer = (await rl.question('Chat as a user of which platform? [telegram/slack/discord] (telegram) ')).trim().toLowerCase() || 'telegram';
+  rl.close();
+  if (!(answer in demoChats)) throw new Error(`unknown platform "${answer}"`);
+  return answer as DemoPlatform;
+}
+
 async function main(): Promise<void> {
+  const platform = await choosePlatform();
+  const chat = demoChats[platform];
   console.log('Starting Postgres and Redis (scripts/services.sh)…');
   const servicesEnv = execFileSync('bash', [join(repoRoot, 'scripts/services.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const env = readServiceEnv(servicesEnv);
+  const pick = (name: string, fallback: string) => new RegExp(`${name}=([^\\s'"]+)`).exec(servicesEnv)?.[1] ?? fallback;
+  const env = {
+    DATABASE_URL: pick('DATABASE_URL', 'postgres://switchboard@127.0.0.1:54329/switchboard'),
+    REDIS_URL: pick('REDIS_URL', 'redis://127.0.0.1:63799'),
+    REDIS_PREFIX: `demo${process.pid}`,
+    LOG_LEVEL: 'info',
+  };
   await migrateDatabase(env.DATABASE_URL);
 
   const [simPort, gatewayPort] = [await getFreePort(), await getFreePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const common = {
-    ...env,
-    REDIS_PREFIX: `demo${process.pid}`,
-    LOG_LEVEL: 'info',
-    TELEGRAM_BOT_TOKEN: botToken,
-    TELEGRAM_WEBHOOK_SECRET: webhookSecret,
-    TELEGRAM_API_ROOT: simUrl,
-  };
-  const sim = spawnApp('sim', 'apps/sim/src/main.ts', { ...common, PORT: String(simPort), SIM_TELEGRAM_WEBHOOK_URL: `${gatewayUrl}/webhooks/telegram` }, logDir);
+  const sim = spawnApp('sim', 'apps/sim/src/main.ts', { ...env, ...chat.simEnv, PORT: String(simPort) }, logDir);
   started.push(sim);
-  await waitForHttp(`${simUrl}/control/health`, 20_000, sim);
-  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...common, PORT: String(gatewayPort) }, logDir);
+  await waitForHttp(`${simUrl}/control/health`, 60_000, sim);
+  const platformEnv = await chat.env(simUrl);
+  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...env, ...platformEnv, PORT: String(gatewayPort) }, logDir);
   started.push(gateway);
-  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...common, MODEL_BASE_URL: `${simUrl}/v1`, WORKER_PORT: '0' }, logDir));
-  await waitForHttp(`${gatewayUrl}/readyz`, 20_000, gateway);
-  await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gatewayUrl}/webhooks/telegram`, secret_token: webhookSecret });
+  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...env, ...platformEnv, MODEL_BASE_URL: `${simUrl}/v1`, WORKER_PORT: '0' }, logDir));
+  await waitForHttp(`${gatewayUrl}/readyz`, 60_000, gateway);
+  await chat.connect(simUrl, gatewayUrl);
   await postJson(`${simUrl}/control/model/script`, { default: { type: 'echo', prefix: 'You said: ' } });
 
-  if (smoke) {
-    const reply = await chat(simUrl, 'Hello, Switchboard!', 0);
-    console.log(`reply: ${reply.join('\n')}`);
+  let seen = 0;
+  const say = async (text: string) => {
+    await chat.send(simUrl, text);
+    const replies = (await chat.waitForReplies(simUrl, seen + 1)).slice(seen);
+    seen += replies.length;
+    return replies;
+  };
+
+  if (args.smoke) {
+    console.log(`reply: ${(await say('Hello, Switchboard!')).join('\n')}`);
     return;
   }
-
-  console.log(`\nSwitchboard is running. Gateway ${gatewayUrl}, simulator ${simUrl}, logs in ${logDir}.`);
-  console.log('You are a Telegram user in a private chat with the bot. Type a message and press Enter; Ctrl-C to stop.\n');
+  console.log(`\nSwitchboard is running on ${platform}. Gateway ${gatewayUrl}, simulator ${simUrl}, logs in ${logDir}.`);
+  console.log(`You are a ${platform} user in a direct chat with the bot (try /help). Type and press Enter; Ctrl-C stops everything.\n`);
   const rl = createInterface({ input: process.stdin, output: process.stdout });
-  let seen = 0;
   for (;;) {
     const line = (await rl.question('you> ')).trim();
     if (!line) continue;
-    const replies = await chat(simUrl, line, seen);
-    seen += replies.length;
-    for (const text of replies) console.log(`bot> ${text}`);
+    for (const text of await say(line)) console.log(`bot> ${text}`);
   }
-}
-
-/** Sends `text` as the demo user and returns the bot's new messages (beyond `alreadySeen`). */
-async function chat(simUrl: string, text: string, alreadySeen: number): Promise<string[]> {
-  await postJson(`${simUrl}/control/telegram/updates`, { chat: { id: chatId, type: 'private' }, from: { id: chatId, first_name: 'Demo' }, text });
-  const response = await fetch(`${simUrl}/control/telegram/wait?chat_id=${chatId}&count=${alreadySeen + 1}&timeout_ms=30000`);
-  if (!response.ok) throw new Error(`no reply within 30 s (simulator answered ${response.status}); see ${logDir}`);
-  const sent = (await response.json()) as { text: string }[];
-  return sent.slice(alreadySeen).map((m) => m.text);
-}
-
-async function postJson(url: string, body: unknown): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${url.replace(/bot[^/]+/, 'bot<token>')} answered ${response.status}: ${await response.text()}`);
-  return response.json();
-}
-
-function readServiceEnv(output: string): { DATABASE_URL: string; REDIS_URL: string } {
-  const pick = (name: string, fallback: string) => new RegExp(`${name}=([^\\s'"]+)`).exec(output)?.[1] ?? process.env[name] ?? fallback;
-  return {
-    DATABASE_URL: pick('DATABASE_URL', 'postgres://switchboard@127.0.0.1:54329/switchboard'),
-    REDIS_URL: pick('REDIS_URL', 'redis://127.0.0.1:63799'),
-  };
 }
 
 async function stopAll(): Promise<void> {

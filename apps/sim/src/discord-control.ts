@@ -32,6 +32,8 @@ const messageSchema = z
     channel_type: z.number().int().min(0).optional(),
     type: z.number().int().min(0).optional(),
     referenced_message_id: snowflake.optional(),
+    /** The author's guild roles (guild messages only). */
+    member_roles: z.array(snowflake).optional(),
   })
   .strict();
 
@@ -54,6 +56,7 @@ const interactionSchema = z
     channel_id: snowflake,
     guild_id: snowflake.optional(),
     user: z.object({ id: snowflake, username: z.string().min(1).default('sim-user') }).strict(),
+    member_roles: z.array(snowflake).optional(),
     signing: z.enum(['valid', 'bad', 'none']).default('valid'),
     ping: z.boolean().optional(),
     id: snowflake.optional(),
@@ -183,7 +186,7 @@ function buildMessage(store: DiscordStore, input: z.output<typeof messageSchema>
   return {
     id: input.id ?? store.nextId(),
     channel_id: input.channel_id,
-    ...(inGuild ? { guild_id: input.guild_id, member: { roles: [], joined_at: new Date(0).toISOString() } } : {}),
+    ...(inGuild ? { guild_id: input.guild_id, member: { roles: input.member_roles ?? [], joined_at: new Date(0).toISOString() } } : {}),
     author,
     content: input.content,
     timestamp: new Date().toISOString(),

@@ -8,6 +8,7 @@ export interface InteractionInput {
   channel_id: string;
   guild_id?: string;
   user: { id: string; username: string };
+  member_roles?: string[];
   /** 'valid' (default), 'bad' (a signature that does not verify) or 'none' (no signature headers). */
   signing?: 'valid' | 'bad' | 'none';
   ping?: boolean;
@@ -55,7 +56,7 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
           },
           channel_id: input.channel_id,
           channel: { id: input.channel_id, type: inGuild ? 0 : 1 },
-          ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: [], permissions: '0' } } : { user }),
+          ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: input.member_roles ?? [], permissions: '0' } } : { user }),
           app_permissions: '0',
           locale: 'en-US',
           ...(inGuild ? { guild_locale: 'en-US' } : {}),

@@ -88,6 +88,14 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
     return { id: store.applicationId, name: 'Switchboard Sim', verify_key: store.publicKeyHex, bot: store.botUser, flags: 0 };
   });
 
+  // Bulk overwrite of global commands: accepted and echoed with ids; the sim sends whatever command a test names.
+  app.put<{ Params: { applicationId: string } }>('/applications/:applicationId/commands', async (request, reply) => {
+    if (await guard(request, reply, { auth: true, fault: 'users', bucket: 'applications/commands', major: () => 'global' })) return reply;
+    if (request.params.applicationId !== store.applicationId) throw new DiscordApiError(403, 50001, 'Missing Access');
+    if (!Array.isArray(request.body)) throw new DiscordApiError(400, 50035, 'Invalid Form Body');
+    return (request.body as Record<string, unknown>[]).map((command) => ({ ...command, id: store.nextId(), application_id: store.applicationId, type: command.type ?? 1, version: store.nextId() }));
+  });
+
   app.post<{ Params: { channelId: string } }>('/channels/:channelId/messages', async (request, reply) => {
     const major = (r: FastifyRequest) => (r.params as { channelId: string }).channelId;
     if (await guard(request, reply, { auth: true, fault: 'messages', bucket: 'channels/messages', major })) return reply;

@@ -15,7 +15,7 @@ export interface DiscordOptions {
   interactionsUrl?: string;
   /** Hello's heartbeat_interval, ms (Discord: ~41250; tests use a few hundred). */
   heartbeatIntervalMs?: number;
-  /** Per-route, per-channel bucket (Discord's message route: 5 per 5 s). */
+  /** The create-message bucket, per channel (Discord: 5 per 5 s); other routes allow 50 per second. */
   rateLimit?: { limit: number; windowMs: number };
 }
 
@@ -180,7 +180,7 @@ export class DiscordStore {
    * request is over the limit.
    */
   takeBucket(route: string, major: string): { headers: Record<string, string>; limited: boolean; retryAfterSeconds: number } {
-    const { limit, windowMs } = this.options.rateLimit ?? { limit: 5, windowMs: 5000 };
+    const { limit, windowMs } = route === 'channels/messages' ? (this.options.rateLimit ?? { limit: 5, windowMs: 5000 }) : { limit: 50, windowMs: 1000 };
     const key = `${route}:${major}`;
     const now = Date.now();
     let bucket = this.buckets.get(key);
@@ -214,6 +214,6 @@ export class DiscordStore {
     this.knownMessages.clear();
     this.interactions.clear();
     this.buckets.clear();
-    this.interactionsUrl = this.options.interactionsUrl;
+    // The Interactions Endpoint URL is app configuration: it survives a reset, as on Discord.
   }
 }

@@ -13,6 +13,9 @@ const sim = await createSim({
   slackSigningSecret: config.SLACK_SIGNING_SECRET,
   slackBotToken: config.SLACK_BOT_TOKEN,
   slackEventsUrl: config.SIM_SLACK_EVENTS_URL,
+  discordBotToken: config.DISCORD_BOT_TOKEN,
+  discordApplicationId: config.DISCORD_APPLICATION_ID,
+  discordInteractionsUrl: config.SIM_DISCORD_INTERACTIONS_URL,
   logLevel: config.LOG_LEVEL,
 });
 
@@ -22,6 +25,8 @@ try {
     { url, telegramApiRoot: url, slackApiUrl: `${url}/api/`, modelBaseUrl: `${url}/v1`, webhook: config.SIM_TELEGRAM_WEBHOOK_URL ?? null, slackEvents: config.SIM_SLACK_EVENTS_URL ?? null },
     `simulator listening on ${url}`,
   );
+  // The key pair is made at start: the gateway's DISCORD_PUBLIC_KEY must be this run's key.
+  log.info({ discordApiUrl: `${url}/api`, discordPublicKey: sim.state.discord.store.publicKeyHex }, 'simulated Discord: give the gateway this DISCORD_PUBLIC_KEY');
 } catch (error) {
   log.fatal({ err: error }, 'simulator failed to start');
   process.exit(1);

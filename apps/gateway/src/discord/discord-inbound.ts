@@ -15,9 +15,8 @@ import {
   type DiscordParseContext,
   type DiscordSessionStore,
 } from '@switchboard/platforms';
-import { createRedisConnection } from '@switchboard/queue';
+import { createRedisConnection, createRedisLease, type RedisLease } from '@switchboard/queue';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
-import { createRedisLease, type RedisLease } from './redis-lease.ts';
 
 export interface DiscordInboundOptions {
   config: GatewayConfig;
@@ -31,6 +30,8 @@ export interface DiscordInboundOptions {
 
 export interface DiscordInbound {
   readonly holdsLease: boolean;
+  /** Settles after the first attempt to take the lease (and connect, if taken). */
+  readonly firstCheck: Promise<void>;
   readonly connection: DiscordGatewayConnection | undefined;
   /** Closes the connection (keeping the session resumable for the next holder) and releases the lease. */
   close(): Promise<void>;
@@ -197,8 +198,10 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
     }, Math.max(100, Math.floor(ttlMs / 3)));
   };
   ticking = tick().finally(schedule);
+  const firstCheck = ticking;
 
   return {
+    firstCheck,
     get holdsLease() {
       return holding;
     },

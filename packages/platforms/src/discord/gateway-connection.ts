@@ -35,6 +35,8 @@ export const fatalDiscordCloseCodes: ReadonlyMap<number, string> = new Map([
 
 /** Close codes after which the session cannot be resumed: identify anew. */
 const newSessionCloseCodes = new Set([4007, 4009]);
+/** About how long Discord keeps a dropped session resumable; past it, resuming only earns an op 9. */
+const resumeGiveUpMs = 120_000;
 /** Our own close code: anything but 1000/1001 keeps the session resumable (1000 would invalidate it). */
 const resumableCloseCode = 4000;
 
@@ -133,6 +135,7 @@ class GatewayConnection implements DiscordGatewayConnection {
   private poisonedGeneration = -1;
   private receivedSeq: number | null = null;
   private failures = 0;
+  private unhealthySince: number | undefined;
   private dispatchChain: Promise<void> = Promise.resolve();
   private saving: Promise<void> | undefined;
   private saveAgain = false;
@@ -175,13 +178,21 @@ class GatewayConnection implements DiscordGatewayConnection {
       if (outcome.kind === 'stopped' || this.stop.signal.aborted) break;
       if (outcome.kind === 'fatal') {
         this.status = 'fatal';
-        this.log.error({ code: outcome.code }, `discord gateway closed with ${outcome.code}, ${outcome.reason}; not reconnecting`);
+        this.log.error({ code: outcome.code }, `discord gateway stopped by ${outcome.code}, ${outcome.reason}; not reconnecting`);
         this.options.onFatal?.({ code: outcome.code, reason: outcome.reason });
         return;
       }
       if (outcome.kind === 'identify') this.forgetSession();
       const failed = outcome.kind === 'resume' && outcome.failed === true;
       this.failures = healthy && !failed ? 0 : this.failures + 1;
+      // Resuming that keeps failing to connect for longer than Discord keeps
+      // a session resumable is given up for a fresh identify.
+      if (healthy) this.unhealthySince = undefined;
+      else this.unhealthySince ??= Date.now();
+      if (this.session && this.unhealthySince !== undefined && Date.now() - this.unhealthySince > resumeGiveUpMs) {
+        this.log.warn({ sinceMs: Date.now() - this.unhealthySince }, 'discord gateway: resuming keeps failing; identifying anew');
+        this.forgetSession();
+      }
       const delayMs = outcome.delayMs ?? this.reconnectDelay();
       this.status = 'waiting';
       this.log.debug({ delayMs, failures: this.failures, next: this.session ? 'resume' : 'identify' }, 'discord gateway: reconnecting');
@@ -211,7 +222,13 @@ class GatewayConnection implements DiscordGatewayConnection {
       return { outcome: { kind: 'resume' }, healthy: false };
     }
     if (this.stop.signal.aborted) return { outcome: { kind: 'stopped' }, healthy: false };
-    const target = new URL(url);
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      this.log.error({ url }, 'discord gateway: the Gateway URL is not a URL; identifying anew');
+      return { outcome: { kind: 'identify' }, healthy: false };
+    }
     target.searchParams.set('v', '10');
     target.searchParams.set('encoding', 'json');
     const generation = ++this.generation;
@@ -235,7 +252,14 @@ class GatewayConnection implements DiscordGatewayConnection {
   }
 
   private openSocket(url: URL, generation: number, resolve: (result: { outcome: Outcome; healthy: boolean }) => void): void {
-    const socket = new WebSocket(url, { handshakeTimeout: 15_000 });
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(url, { handshakeTimeout: 15_000 });
+    } catch (err) {
+      this.log.error({ err, url: url.origin }, 'discord gateway: cannot open the Gateway URL');
+      resolve({ outcome: { kind: 'resume' }, healthy: false });
+      return;
+    }
     const timers = new Set<NodeJS.Timeout>();
     const later = (ms: number, fn: () => void) => {
       const timer = setTimeout(() => {
@@ -246,6 +270,8 @@ class GatewayConnection implements DiscordGatewayConnection {
       return timer;
     };
     let heartbeat: NodeJS.Timeout | undefined;
+    let helloTimer: NodeJS.Timeout | undefined;
+    let readyTimer: NodeJS.Timeout | undefined;
     let acked = true;
     let healthy = false;
     let settled = false;
@@ -294,7 +320,7 @@ class GatewayConnection implements DiscordGatewayConnection {
       finish(newSessionCloseCodes.has(code) ? { kind: 'identify' } : { kind: 'resume' });
     });
     socket.on('open', () => {
-      later(this.options.helloTimeoutMs ?? 20_000, () => {
+      helloTimer = later(this.options.helloTimeoutMs ?? 20_000, () => {
         this.log.warn({ generation }, 'discord gateway: no Hello');
         finish({ kind: 'resume' });
       });
@@ -309,8 +335,7 @@ class GatewayConnection implements DiscordGatewayConnection {
       }
       switch (payload.op) {
         case GatewayOpcodes.Hello: {
-          for (const timer of timers) clearTimeout(timer);
-          timers.clear();
+          clearTimeout(helloTimer);
           const interval = (payload.d as { heartbeat_interval?: unknown } | null)?.heartbeat_interval;
           if (typeof interval !== 'number' || !(interval > 0)) return finish({ kind: 'resume' });
           // The first beat after interval × random(0..1) spreads reconnecting clients (PLATFORMS.md §2.1).
@@ -332,7 +357,7 @@ class GatewayConnection implements DiscordGatewayConnection {
               },
             });
           }
-          later(this.options.readyTimeoutMs ?? 20_000, () => {
+          readyTimer = later(this.options.readyTimeoutMs ?? 20_000, () => {
             this.log.warn({ generation }, 'discord gateway: no READY or RESUMED in time');
             finish({ kind: 'resume' });
           });
@@ -359,16 +384,14 @@ class GatewayConnection implements DiscordGatewayConnection {
           if (typeof payload.t !== 'string') return;
           const seq = typeof payload.s === 'number' ? payload.s : null;
           if (payload.t === 'READY') {
-            for (const timer of timers) clearTimeout(timer);
-            timers.clear();
+            clearTimeout(readyTimer);
             healthy = true;
             this.onReady(payload.d, seq);
             return;
           }
           if (seq !== null && (this.receivedSeq === null || seq > this.receivedSeq)) this.receivedSeq = seq;
           if (payload.t === 'RESUMED') {
-            for (const timer of timers) clearTimeout(timer);
-            timers.clear();
+            clearTimeout(readyTimer);
             healthy = true;
             this.status = 'ready';
             this.log.info({ generation, seq: this.session?.seq }, 'discord gateway resumed');

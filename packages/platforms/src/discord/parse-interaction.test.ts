@@ -28,11 +28,12 @@ describe('parseDiscordInteraction', () => {
 
   it('scopes guild commands per member and takes the channel from channel.id too', () => {
     const result = parseDiscordInteraction(
-      { ...base, type: 2, guild_id: '600000000000000001', channel: { id: '400000000000000008', type: 0 }, member: { user }, data: { name: 'help' } },
+      { ...base, type: 2, guild_id: '600000000000000001', channel: { id: '400000000000000008', type: 0 }, member: { user, roles: ['700000000000000001'] }, data: { name: 'help' } },
       { applicationId: '111' },
     );
     expect(result.kind === 'command' && result.message.text).toBe('/help');
     expect(result.kind === 'command' && result.message.address).toMatchObject({ accountId: '111', chatId: '400000000000000008', userScope: user.id });
+    expect(result.kind === 'command' && result.message.roles).toEqual(['700000000000000001']);
   });
 
   it('leaves other interaction types unsupported and rejects malformed bodies', () => {

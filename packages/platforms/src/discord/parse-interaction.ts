@@ -31,7 +31,7 @@ const interactionSchema = z
     channel_id: snowflake.optional(),
     channel: z.object({ id: snowflake }).passthrough().optional(),
     guild_id: snowflake.optional(),
-    member: z.object({ user: userSchema }).passthrough().optional(),
+    member: z.object({ user: userSchema, roles: z.array(snowflake).default([]) }).passthrough().optional(),
     user: userSchema.optional(),
     data: z
       .object({ name: z.string().min(1), options: z.array(optionSchema).optional() })
@@ -88,6 +88,7 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
       platform: 'discord',
       eventId: interaction.id,
       userId: user.id,
+      ...(inGuild && interaction.member ? { roles: interaction.member.roles } : {}),
       text: args.length > 0 ? `/${name} ${args.join(' ')}` : `/${name}`,
       address: {
         platform: 'discord',

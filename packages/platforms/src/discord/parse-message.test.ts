@@ -43,6 +43,15 @@ describe('parseDiscordMessage', () => {
     expect(mentioned.message.text).toBe(`<@${botUserId}> what time is it`);
     expect(mentioned.message.address.userScope).toBe(author.id);
     expect(mentioned.message.replyTarget).toEqual({ channelId: '400000000000000007', messageId: '500000000000000010' });
+    expect(mentioned.message.roles).toBeUndefined();
+  });
+
+  it('passes the guild member roles on, for role-based allowlists', () => {
+    const result = parseDiscordMessage(
+      message({ guild_id: '600000000000000001', mentions: [{ id: botUserId }], member: { roles: ['700000000000000001', '700000000000000002'], joined_at: 'x' } }),
+      context,
+    );
+    expect(result.kind === 'message' && result.message.roles).toEqual(['700000000000000001', '700000000000000002']);
   });
 
   it('answers a reply to the bot and any message in a thread the bot takes part in', () => {

@@ -16,6 +16,8 @@ const messageSchema = z
     webhook_id: z.string().optional(),
     mentions: z.array(z.object({ id: snowflake }).passthrough()).default([]),
     channel_type: z.number().int().optional(),
+    // Guild messages carry the author's member object; its roles feed role-based allowlists.
+    member: z.object({ roles: z.array(snowflake).default([]) }).passthrough().optional(),
     referenced_message: z
       .object({ author: z.object({ id: snowflake }).passthrough().optional() })
       .passthrough()
@@ -77,6 +79,7 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
       eventId: message.id,
       userId: message.author.id,
       text: message.content,
+      ...(inGuild && message.member ? { roles: message.member.roles } : {}),
       address: {
         platform: 'discord',
         accountId: context.applicationId ?? context.botUserId,

@@ -74,8 +74,11 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   let sentHistory = history;
   if (requestTokens() > contextTokens) {
     const notesTokens = notes.reduce((sum, note) => sum + estimateMessageTokens(note), 0);
-    const trimmed = trimOldestToFit(history, contextTokens - ctx.fixedRequestTokens - inputTokens - notesTokens);
-    sentHistory = trimmed.sent;
+    // A child session's summary stands for everything before it: it goes last, not first.
+    const summary = history[0]?.kind === 'summary' ? history[0] : undefined;
+    const budget = contextTokens - ctx.fixedRequestTokens - inputTokens - notesTokens - (summary?.tokens ?? 0);
+    const trimmed = trimOldestToFit(summary ? history.slice(1) : history, budget);
+    sentHistory = summary ? [summary, ...trimmed.sent] : trimmed.sent;
     ctx.metrics.countTrimmedRequest(trimmed.dropped);
     log.warn({ dropped: trimmed.dropped, sessionTokens: session?.tokenEstimate }, 'request over the context; oldest messages left out of this request');
   }

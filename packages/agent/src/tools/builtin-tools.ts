@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { evaluate } from 'mathjs';
 import { z } from 'zod';
 import { defineTool, type Tool } from './define-tool.ts';
 
@@ -16,7 +15,9 @@ export const calculatorTool = defineTool({
   schema: z.object({ expression: z.string().min(1).max(500) }).strict(),
   run: async ({ expression }) => {
     // mathjs parses into its own AST and evaluates without JavaScript's eval,
-    // which is the safe way to run an expression a model wrote.
+    // which is the safe way to run an expression a model wrote. Loaded on first
+    // use: it is large, and most workers never need it.
+    const { evaluate } = await import('mathjs');
     const value: unknown = evaluate(expression);
     if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
     if (value && typeof value === 'object' && 'toString' in value) return String(value);

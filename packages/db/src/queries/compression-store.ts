@@ -2,6 +2,15 @@ import { sql } from 'drizzle-orm';
 import type { Database, Sql } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 
+/**
+ * One bigint key per session: the namespace in the high 32 bits, XORed with
+ * the session id. (The two-int4 form of the lock functions would overflow
+ * once session ids pass 2^31.)
+ */
+function compressionLockKey(sessionId: number): string {
+  return ((BigInt(AdvisoryLock.CompressSession) << 32n) ^ BigInt(sessionId)).toString();
+}
+
 export interface SessionLock {
   /** False when another process holds the lock: do not compress, do not wait. */
   acquired: boolean;
@@ -16,7 +25,7 @@ export interface SessionLock {
 export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: number): Promise<SessionLock> {
   const reserved = await sqlClient.reserve();
   try {
-    const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.CompressSession}::int, ${sessionId}::int) as locked`;
+    const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${compressionLockKey(sessionId)}::bigint) as locked`;
     if (!row?.locked) {
       reserved.release();
       return { acquired: false, release: async () => undefined };
@@ -25,7 +34,7 @@ export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: nu
       acquired: true,
       async release() {
         try {
-          await reserved`select pg_advisory_unlock(${AdvisoryLock.CompressSession}::int, ${sessionId}::int)`;
+          await reserved`select pg_advisory_unlock(${compressionLockKey(sessionId)}::bigint)`;
         } finally {
           reserved.release();
         }

@@ -5,6 +5,7 @@ import { createSim, type Sim } from '@switchboard/sim';
 import { startWorker, type RunningWorker } from '@switchboard/worker';
 import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
 import { sendSlackEvent, slackBotToken, slackEnv, slackSigningSecret, waitForSlackMessages, type SentSlackMessage, type SlackDelivery, type SlackEventInput } from './slack.ts';
+import { discordEnv, discordSimOptions } from './discord.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from './test-env.ts';
 
 export const botToken = '123456:test-token';
@@ -21,6 +22,8 @@ export interface SystemOptions {
   gatewayEnv?: Record<string, string>;
   /** Turn Slack on: gateway and worker get SLACK_* pointing at the simulator, which posts events to the gateway. */
   slack?: boolean;
+  /** Turn Discord on: gateway and worker get DISCORD_* pointing at the simulator, whose Gateway the gateway connects to. */
+  discord?: boolean;
 }
 
 export interface TelegramMessageInput {
@@ -61,7 +64,7 @@ export class TestSystem {
     const database = options.databaseUrl ? undefined : await createTestDatabase();
     const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
     const redisPrefix = createRedisPrefix();
-    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, slackSigningSecret, slackBotToken, logLevel: 'warn' });
+    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, slackSigningSecret, slackBotToken, ...discordSimOptions, logLevel: 'warn' });
     const simUrl = await sim.listen(0, '127.0.0.1');
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
@@ -74,10 +77,12 @@ export class TestSystem {
       MODEL_BASE_URL: `${simUrl}/v1`,
       SWEEP_INTERVAL_MS: '500',
       ...(options.slack ? slackEnv(simUrl) : {}),
+      ...(options.discord ? discordEnv(simUrl, sim.state.discord.store.publicKeyHex) : {}),
     };
     const gateway = await startGateway(parseConfig(gatewayEnvSchema, { ...env, PORT: '0', ...options.gatewayEnv }));
     await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gateway.url}/webhooks/telegram`, secret_token: webhookSecret });
     if (options.slack) await postJson(`${simUrl}/control/slack/request-url`, { url: `${gateway.url}/webhooks/slack/events` });
+    if (options.discord) await postJson(`${simUrl}/control/discord/config`, { interactions_url: `${gateway.url}/webhooks/discord/interactions` });
     const system = new TestSystem(sim, simUrl, gateway, databaseUrl, redisPrefix, { ...env, ...options.workerEnv }, [], database);
     for (let i = 0; i < (options.workers ?? 1); i++) await system.addWorker(options.workerProcesses ?? false);
     return system;

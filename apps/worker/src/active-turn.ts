@@ -20,8 +20,10 @@ export interface ActiveTurn {
   signalledInputUpTo: number;
   signalledStopUpTo: number;
   stopReason?: StopReason;
-  /** The /stop event that cancelled this turn, so its reply can say "Stopped". */
+  /** The /stop event that told this turn to stop, so its reply can say "Stopped". */
   stoppedByEventId?: number;
+  /** How the turn ended, once committed. */
+  outcome?: 'completed' | 'interrupted' | 'failed' | 'cancelled';
 }
 
 export function createActiveTurn(conversationId: number, mode: BusyInputModeName): ActiveTurn {

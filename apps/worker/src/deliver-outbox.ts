@@ -3,11 +3,13 @@ import { loadPendingOutbox, markOutboxFailed, markOutboxSent, rescheduleOutbox, 
 import type { Logger } from '@switchboard/logger';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
 
 export interface DeliveryDeps {
   db: Database;
   senders: Map<string, PlatformSender>;
   log: Logger;
+  metrics?: Pick<WorkerMetrics, 'countDelivery' | 'countRateLimited'>;
 }
 
 /** Longest platform-requested pause we sit through in-line; longer ones are rescheduled. */
@@ -23,15 +25,15 @@ const maxAttempts = 10;
  * Only the conversation's lease holder calls this, so no row is sent twice
  * concurrently.
  */
-export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number, justCommitted?: OutboxRowToSend[]): Promise<boolean> {
-  // When every earlier row is known to be delivered, the rows a turn just
-  // committed are all that is pending: skip reading them back.
-  const rows: OutboxRowToSend[] = justCommitted ?? (await loadPendingOutbox(deps.db, conversationId));
+export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number): Promise<boolean> {
+  // Read back every time: the gateway writes notices to the outbox too (input cap, access), in between turns.
+  const rows: OutboxRowToSend[] = await loadPendingOutbox(deps.db, conversationId);
   for (const row of rows) {
     if (row.nextAttemptAt.getTime() > Date.now()) return false;
     const sender = deps.senders.get(row.platform);
     if (!sender) {
       await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);
+      deps.metrics?.countDelivery(row.platform, 'failed');
       continue;
     }
     const delivered = await deliverOne(deps, sender, row);
@@ -51,23 +53,28 @@ async function deliverOne(
     try {
       const sent = await sender.sendText(row.target, row.text, { idempotencyKey: `sb${row.id}` });
       await persistWithRetry(() => markOutboxSent(deps.db, row.id, sent.platformMessageId), deps.log, `outbox ${row.id} sent`);
+      deps.metrics?.countDelivery(row.platform, 'sent');
       return 'sent';
     } catch (error) {
       if (!(error instanceof PlatformError)) throw error;
+      if (error.code === 'RATE_LIMITED') deps.metrics?.countRateLimited(row.platform);
       const totalAttempts = row.attempts + attempt + 1;
       const log = { outboxId: row.id, conversationId: row.conversationId, code: error.code, attempt: totalAttempts };
       if (!error.retryable || totalAttempts >= maxAttempts) {
         deps.log.warn(log, 'delivery failed for good');
         await markOutboxFailed(deps.db, row.id, `${error.code}: ${error.message}`);
+        deps.metrics?.countDelivery(row.platform, 'failed');
         return 'failed';
       }
       const waitMs = error.retryAfterMs ?? backoffWithJitter(attempt);
       if (attempt >= inlineRetries || waitMs > maxInlineWaitMs) {
         deps.log.warn({ ...log, waitMs }, 'delivery postponed');
         await rescheduleOutbox(deps.db, row.id, `${error.code}: ${error.message}`, waitMs);
+        deps.metrics?.countDelivery(row.platform, 'postponed');
         return 'later';
       }
       deps.log.info({ ...log, waitMs }, 'delivery retrying');
+      deps.metrics?.countDelivery(row.platform, 'retrying');
       await sleep(waitMs);
     }
   }

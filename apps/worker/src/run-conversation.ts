@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { loadConversation, loadPendingInbound, pendingInputAges } from '@switchboard/db';
-import { createActiveTurn, markTaken, stopTurn } from './active-turn.ts';
+import { loadConversation, loadPendingInbound, pendingInputAges, StaleTurnCutOff } from '@switchboard/db';
+import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import { compressConversation } from './compress-session.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
+import { applyRestartRules } from './restart-guard.ts';
 import { runTurn } from './run-turn.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -43,27 +44,30 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
         const result = await compressConversation(ctx, conversationId, { force: true });
         ctx.log.info({ conversationId, outcome: result.outcome }, 'operator compaction');
       }
-      const outboxClear = await deliverPendingOutbox(ctx, conversationId);
-      await drainConversation(ctx, conversationId, outboxClear);
+      await deliverPendingOutbox(ctx, conversationId);
+      await drainConversation(ctx, conversationId);
     } finally {
       clearInterval(renewal);
       ctx.running.delete(conversationId);
       await ctx.leases.release(lease);
     }
+    if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
     const late = await loadPendingInbound(ctx.db, conversationId, 1);
     if (late.length === 0) return 'ran';
   }
 }
 
-async function drainConversation(ctx: WorkerContext, conversationId: number, outboxClearAtStart: boolean): Promise<void> {
+async function drainConversation(ctx: WorkerContext, conversationId: number): Promise<void> {
   const stoppedEventIds = new Set<number>();
-  let outboxClear = outboxClearAtStart;
+  // Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts.
+  let waiting: ActiveTurn | undefined;
   for (;;) {
     if (ctx.closing) return;
     // Registered before the input is read: a signal in between is kept, not
     // lost. The busy mode is fixed once the conversation row is read, before
     // any signal can be applied (signals are delivered on this event loop).
-    const active = createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
+    const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
+    waiting = undefined;
     ctx.running.set(conversationId, active);
     const [conversation, pending] = await Promise.all([
       loadConversation(ctx.db, conversationId),
@@ -79,19 +83,27 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, out
       maxInputPerTurn,
     );
     if (work.kind === 'idle') return;
-    let committed;
     if (work.kind === 'command') {
       await handleCommand(ctx, conversation, work.event, stoppedEventIds);
     } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
+      waiting = active;
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
-      committed = await runTurn(ctx, conversation, work.events, active);
-      if (active.stoppedByEventId) stoppedEventIds.add(active.stoppedByEventId);
+      try {
+        await runTurn(ctx, conversation, work.events, active);
+      } catch (error) {
+        if (!(error instanceof StaleTurnCutOff)) throw error;
+        // A lost worker's turn was just cut off and counted: suspend if that was one restart too many, then read again.
+        await applyRestartRules(ctx);
+        continue;
+      }
+      // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
+      if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
       if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') return;
     }
     ctx.running.delete(conversationId);
-    outboxClear = await deliverPendingOutbox(ctx, conversationId, outboxClear ? committed : undefined);
+    await deliverPendingOutbox(ctx, conversationId);
   }
 }
 

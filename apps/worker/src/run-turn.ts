@@ -16,7 +16,6 @@ import {
 import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
 import { compressConversation } from './compress-session.ts';
-import type { OutboxRowToSend } from './deliver-outbox.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -35,12 +34,13 @@ export const notices = {
  * its result. The caller holds the conversation's lease and registered
  * `active` before reading `input`.
  */
-export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRowToSend[]> {
+export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<void> {
   const conversationId = conversation.id;
   // First message after a restart-loop suspension: a fresh session starts here, and the user is told once (DESIGN §9).
   const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
   const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
   let sessionId = await ensureCurrentSession(ctx.db, conversation);
+  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId, sessionId });
   let session = await loadSession(ctx.db, sessionId);
   const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
   const requestTokens = () => ctx.fixedRequestTokens + (session?.tokenEstimate ?? 0) + inputTokens;
@@ -102,6 +102,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
         input.map((e) => e.text),
       ),
       signal: active.controller.signal,
+      oneShotNotes: notes,
       onModelAccepted: async (iteration) => {
         if (iteration !== 0) return;
         if (recoveryKey) {
@@ -133,7 +134,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   // with the resume note, exactly as after a crash (DESIGN §9).
   if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
     log.info({ reason: active.stopReason }, 'turn cut off; left for resume');
-    return [];
+    return;
   }
 
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
@@ -144,7 +145,8 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   if (compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
   const replyTexts = [...(suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
-  const { outboxIds } = await commitTurn(ctx.db, {
+  active.outcome = status;
+  await commitTurn(ctx.db, {
     turnId,
     conversationId,
     sessionId,
@@ -158,9 +160,6 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
   log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
-  const chunks = replies.flatMap((reply) => reply.chunks.map((text) => ({ platform: reply.platform, target: reply.target, text })));
-  const now = new Date();
-  return chunks.map((chunk, i) => ({ ...chunk, id: outboxIds[i] as number, attempts: 0, conversationId, nextAttemptAt: now }));
 }
 
 class TurnStoppedBeforeModel extends Error {}

@@ -9,6 +9,9 @@ export interface WorkerMetrics {
   countTrimmedRequest(droppedMessages: number): void;
   countRestartIncrements(conversations: number): void;
   countSuspension(reason: string): void;
+  /** One outbox row's delivery attempt: sent, retrying (in-line), postponed (rescheduled) or failed (for good). */
+  countDelivery(platform: string, outcome: 'sent' | 'retrying' | 'postponed' | 'failed'): void;
+  countRateLimited(platform: string): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -37,6 +40,9 @@ export function createWorkerMetrics(): WorkerMetrics {
   const trimmedMessages = new Counter({ name: 'switchboard_trimmed_messages_total', help: 'Messages left out of such requests', registers: [registry] });
   const restarts = new Counter({ name: 'switchboard_restart_increments_total', help: 'Restart counter increments (conversations cut off by a restart)', registers: [registry] });
   const suspensions = new Counter({ name: 'switchboard_suspensions_total', help: 'Conversations suspended', labelNames: ['reason'], registers: [registry] });
+  const interrupts = new Counter({ name: 'switchboard_interrupts_total', help: 'Turns stopped before their end: interrupted by new input or cancelled by /stop or an operator', labelNames: ['outcome'], registers: [registry] });
+  const deliveries = new Counter({ name: 'switchboard_deliveries_total', help: 'Outbox delivery attempts by platform and outcome', labelNames: ['platform', 'outcome'], registers: [registry] });
+  const rateLimited = new Counter({ name: 'switchboard_platform_rate_limited_total', help: 'Platform answers of 429 (rate limited) by platform', labelNames: ['platform'], registers: [registry] });
   return {
     registry,
     countRestartIncrements: (n) => restarts.inc(n),
@@ -47,7 +53,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       trimmedMessages.inc(dropped);
     },
     observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
-    observeTurn: (outcome, seconds) => turnDuration.observe({ outcome }, seconds),
+    observeTurn: (outcome, seconds) => {
+      turnDuration.observe({ outcome }, seconds);
+      if (outcome === 'interrupted' || outcome === 'cancelled') interrupts.inc({ outcome });
+    },
+    countDelivery: (platform, outcome) => deliveries.inc({ platform, outcome }),
+    countRateLimited: (platform) => rateLimited.inc({ platform }),
     countRecoveryNote: (kind) => notes.inc({ kind }),
   };
 }

@@ -18,6 +18,11 @@ export interface RunTurnRequest {
   signal: AbortSignal;
   /** Called once a model request was accepted (response started): the point where API-only notes count as delivered. */
   onModelAccepted?: (iteration: number) => void | Promise<void>;
+  /**
+   * API-only notes among `messages` that must reach the model once: after the
+   * first request is accepted they are left out of the turn's follow-up requests.
+   */
+  oneShotNotes?: readonly string[];
   /** Called before each follow-up model call; returns user input to add to the running turn (busy mode steer). */
   takeSteerInput?: () => Promise<{ text: string; inboundEventId: number }[]>;
 }
@@ -40,7 +45,8 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
   return {
     async runTurn(request) {
       const entries: TranscriptEntry[] = [];
-      const messages = [...request.messages];
+      let messages = [...request.messages];
+      const oneShot = new Set(request.oneShotNotes ?? []);
       const interrupted = (): RunTurnResult => ({ outcome: 'interrupted', entries, text: '' });
 
       for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
@@ -55,6 +61,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
         let step: { content: string; toolCalls: ToolCallEntry[] };
         try {
           step = await streamOneStep(client, options, messages, request, iteration);
+          if (iteration === 0 && oneShot.size > 0) messages = messages.filter((m) => !(m.role === 'system' && typeof m.content === 'string' && oneShot.has(m.content)));
         } catch (error) {
           if (request.signal.aborted || error instanceof APIUserAbortError) return interrupted();
           throw toAgentError(error, entries);

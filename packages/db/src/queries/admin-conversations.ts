@@ -42,10 +42,12 @@ export interface ConversationDetail {
   runningTurn: { id: number; sessionId: number; workerId: string | null; startedAt: Date } | null;
 }
 
-const runningTurnId = sql<number | null>`(select t.id from turns t where t.conversation_id = ${conversations.id} and t.status = 'running' limit 1)`.mapWith(
+// The outer row is named in full: drizzle writes a one-table select's columns unqualified,
+// and an unqualified "id" inside these subqueries would mean the subquery's own table.
+const runningTurnId = sql<number | null>`(select t.id from turns t where t.conversation_id = "conversations"."id" and t.status = 'running' limit 1)`.mapWith(
   (value: string | number | null) => (value === null ? null : Number(value)),
 );
-const queuedInput = sql<number>`(select count(*)::int from inbound_events e where e.conversation_id = ${conversations.id} and e.status = 'pending')`.mapWith(Number);
+const queuedInput = sql<number>`(select count(*)::int from inbound_events e where e.conversation_id = "conversations"."id" and e.status = 'pending')`.mapWith(Number);
 
 /** Conversations, newest id first, with keyset pagination on the id (stable while rows change). */
 export async function listConversations(db: DbExecutor, filter: ConversationFilter): Promise<{ items: ConversationSummary[]; nextCursor: number | null }> {
@@ -56,7 +58,7 @@ export async function listConversations(db: DbExecutor, filter: ConversationFilt
   if (filter.updatedSince) where.push(gte(conversations.updatedAt, filter.updatedSince));
   if (filter.cursor !== undefined) where.push(lt(conversations.id, filter.cursor));
   if (filter.busy !== undefined) {
-    const running = sql`exists (select 1 from turns t where t.conversation_id = ${conversations.id} and t.status = 'running')`;
+    const running = sql`exists (select 1 from turns t where t.conversation_id = "conversations"."id" and t.status = 'running')`;
     where.push(filter.busy ? running : sql`not ${running}`);
   }
   const rows = await db

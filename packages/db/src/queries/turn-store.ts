@@ -61,12 +61,21 @@ export interface BegunTurn {
 
 const uniqueViolation = '23505';
 
+/** beginTurn found and cut off a running turn whose worker lost the lease; no turn was started. */
+export class StaleTurnCutOff extends Error {
+  readonly code = 'STALE_TURN_CUT_OFF';
+  constructor(readonly conversationId: number) {
+    super(`conversation ${conversationId} had a running turn from a lost worker; it was cut off`);
+    this.name = 'StaleTurnCutOff';
+  }
+}
+
 /**
  * Inserts the running turn. Only the holder of the conversation's lease calls
  * this; the partial unique index refuses a second running turn, which can
  * only be one whose worker lost the lease (crashed, or stalled past the TTL)
  * before anyone noticed. That turn is cut off — counted as a restart like any
- * other — and the insert is retried.
+ * other — and StaleTurnCutOff is thrown so the restart rules run first.
  */
 export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
   try {
@@ -74,7 +83,8 @@ export async function beginTurn(db: Database, input: { conversationId: number; s
   } catch (error) {
     if ((error as { cause?: { code?: string } }).cause?.code !== uniqueViolation && (error as { code?: string }).code !== uniqueViolation) throw error;
     await cutOffRunningTurns(db, { conversationId: input.conversationId });
-    return insertRunningTurn(db, input);
+    // The cut-off just counted a restart: the caller applies the restart rules (which may suspend) before any new turn.
+    throw new StaleTurnCutOff(input.conversationId);
   }
 }
 
@@ -83,7 +93,11 @@ async function insertRunningTurn(db: Database, input: { conversationId: number; 
     insert into turns (conversation_id, session_id, worker_id, status)
     values (${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running')
     returning id, (
-      select p.cut_off_at is not null from turns p
+      -- A resume continues the cut-off turn's session (or its child, if a
+      -- compression came in between); a fresh session after a suspension is no resume.
+      select p.cut_off_at is not null
+        and p.session_id in (${input.sessionId}, (select s.parent_session_id from sessions s where s.id = ${input.sessionId}))
+      from turns p
       where p.conversation_id = ${input.conversationId} and p.id < turns.id
       order by p.id desc limit 1
     ) as previous_cut_off`);

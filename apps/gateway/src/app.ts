@@ -1,10 +1,13 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import type { Sql } from '@switchboard/db';
+import type { Database, Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
+import { registerAdmin } from './admin/register-admin.ts';
+import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
+import { registerMetrics } from './metrics/register-metrics.ts';
 import { registerDiscordInteractions } from './routes/discord-interactions.ts';
 import { createIngressDeps } from './ingress/accept-inbound.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -14,6 +17,8 @@ import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
 export interface GatewayDeps {
   config: GatewayConfig;
   sql: Sql;
+  /** drizzle over the same pool, for the admin API's queries. */
+  db: Database;
   queue: TurnQueue;
   /** A fail-fast connection, used for readiness. */
   redis: Redis;
@@ -40,6 +45,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return reply.code(status).send({ ok: false, error: status >= 500 ? 'internal_error' : (error.code ?? 'bad_request'), message: status >= 500 ? undefined : error.message });
   });
 
+  // Before the webhook routes, so its onSend hook counts every one of them.
+  const metrics = createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
+  registerMetrics(app, metrics);
   registerHealthRoutes(app, deps);
   const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
@@ -51,5 +59,6 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   if (deps.config.DISCORD_PUBLIC_KEY) {
     await registerDiscordInteractions(app, ingress, { publicKey: deps.config.DISCORD_PUBLIC_KEY, applicationId: deps.config.DISCORD_APPLICATION_ID });
   }
+  await registerAdmin(app, { config: deps.config, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, metrics });
   return app;
 }

@@ -28,7 +28,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const slack = config.SLACK_SIGNING_SECRET ? await resolveSlackContext(config, log) : undefined;
   if (!slack) log.info('slack is off (no SLACK_SIGNING_SECRET)');
 
-  const app = await buildGatewayApp({ config, sql: db.sql, queue, redis, log, telegram, slack });
+  const app = await buildGatewayApp({ config, sql: db.sql, db: db.db, queue, redis, log, telegram, slack });
   const url = await app.listen({ host: config.HOST, port: config.PORT });
   log.info({ url }, 'gateway listening');
   // One Gateway connection per bot token across all gateway processes, decided by a Redis lease.

@@ -42,6 +42,12 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   let sessionId = await ensureCurrentSession(ctx.db, conversation);
   if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId, sessionId });
   let session = await loadSession(ctx.db, sessionId);
+  if (session && session.status !== 'active') {
+    // Reset, resumed or compressed since the conversation row was read: follow the pointer to the current session.
+    const current = await loadConversation(ctx.db, conversationId);
+    if (current) sessionId = await ensureCurrentSession(ctx.db, current);
+    session = await loadSession(ctx.db, sessionId);
+  }
   const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
   const requestTokens = () => ctx.fixedRequestTokens + (session?.tokenEstimate ?? 0) + inputTokens;
 

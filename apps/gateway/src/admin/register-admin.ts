@@ -1,0 +1,117 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler, registerAjvFormats } from '@fastify/type-provider-typebox';
+import fastifyWebsocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig } from '@switchboard/config';
+import type { Database } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import { createRedisConnection, type TurnQueue } from '@switchboard/queue';
+import type { Redis } from 'ioredis';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import { createAdminAuthHook } from './admin-auth.ts';
+import type { AdminContext } from './admin-context.ts';
+import { handleAdminError } from './admin-errors.ts';
+import { parseAdminTokens } from './admin-tokens.ts';
+import { registerBullBoard } from './bull-board.ts';
+import { registerConsole } from './console-route.ts';
+import { createEventFanout } from './events/event-fanout.ts';
+import { eventsOpenApiPath, registerEventsRoute } from './events/events-route.ts';
+import { createFailureLimiter } from './failure-limiter.ts';
+import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerConversationActionRoutes } from './routes/conversation-action-routes.ts';
+import { registerConversationRoutes } from './routes/conversation-routes.ts';
+import { registerOutboxRoutes } from './routes/outbox-routes.ts';
+import { registerQueueRoutes } from './routes/queue-routes.ts';
+import { registerRestartRoutes } from './routes/restart-routes.ts';
+import { registerSessionRoutes } from './routes/session-routes.ts';
+import { registerTurnRoutes } from './routes/turn-routes.ts';
+
+export interface AdminDeps {
+  config: GatewayConfig;
+  db: Database;
+  queue: TurnQueue;
+  redis: Redis;
+  log: Logger;
+  metrics: GatewayMetrics;
+}
+
+/** Failed authentications one address may make per window before it is refused for the rest of it. */
+const authFailureLimit = { maxFailures: 10, windowMs: 60_000, maxAddresses: 10_000 };
+const eventStreamLimits = { maxBufferedBytes: 1024 * 1024, maxClients: 1000, pingIntervalMs: 30_000, closeGraceMs: 5_000 };
+
+registerAjvFormats();
+
+/**
+ * Everything under /admin (docs/admin.md). With ADMIN_TOKEN unset nothing is
+ * registered at all: /admin answers 404 like any unknown path.
+ */
+export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Promise<void> {
+  if (!deps.config.ADMIN_TOKEN) {
+    deps.log.info('admin API is off (no ADMIN_TOKEN): no /admin route exists');
+    return;
+  }
+  const tokens = parseAdminTokens(deps.config.ADMIN_TOKEN);
+  const ctx: AdminContext = { ...deps, tokens };
+
+  // One subscription per gateway process, whatever the number of stream clients.
+  const subscriber = createRedisConnection(deps.config.REDIS_URL, 'subscriber');
+  subscriber.on('error', (err) => deps.log.warn({ err }, 'admin event subscriber error'));
+  const fanout = createEventFanout({ subscriber, prefix: deps.config.REDIS_PREFIX, log: deps.log, metrics: deps.metrics, ...eventStreamLimits });
+  app.addHook('onClose', async () => fanout.close());
+
+  const authenticate = createAdminAuthHook({
+    tokens,
+    limiter: createFailureLimiter(authFailureLimit),
+    metrics: deps.metrics,
+    log: deps.log,
+    queryTokenRoutes: new Set(['/admin/events']),
+  });
+
+  await app.register(
+    async (admin) => {
+      admin.setValidatorCompiler(TypeBoxValidatorCompiler);
+      admin.setErrorHandler(handleAdminError);
+      await admin.register(registerConsole);
+      await admin.register(async (secured) => {
+        secured.decorateRequest('adminActor', '');
+        secured.addHook('onRequest', authenticate);
+        secured.addHook('onResponse', async (request, reply) => {
+          // A refused WebSocket upgrade leaves a socket that no HTTP parser owns any more: close it, or it lingers half-open.
+          if (request.headers.upgrade !== undefined && reply.statusCode !== 101) request.raw.socket?.destroy();
+        });
+        // Actions without options may be posted with no body at all.
+        secured.addHook('preValidation', async (request) => {
+          if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {};
+        });
+        await secured.register(fastifySwagger, {
+          openapi: {
+            info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, audit log, live events. See docs/admin.md.' },
+            components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An ADMIN_TOKEN token' } } },
+            security: [{ bearer: [] }],
+          },
+          transformObject: (documentObject) => {
+            const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+            document.paths = { ...document.paths, '/admin/events': eventsOpenApiPath };
+            return document;
+          },
+        });
+        await secured.register(fastifySwaggerUi, { routePrefix: '/docs' });
+        await secured.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
+        secured.get('/openapi.json', { schema: { hide: true } }, async () => secured.swagger());
+        registerSessionRoutes(secured, ctx);
+        registerConversationRoutes(secured, ctx);
+        registerConversationActionRoutes(secured, ctx);
+        registerTurnRoutes(secured, ctx);
+        registerQueueRoutes(secured, ctx);
+        registerOutboxRoutes(secured, ctx);
+        registerRestartRoutes(secured, ctx);
+        registerAuditRoutes(secured, ctx);
+        registerEventsRoute(secured, fanout);
+        await registerBullBoard(secured, [deps.queue]);
+      });
+    },
+    { prefix: '/admin' },
+  );
+  deps.log.info({ actors: tokens.map((token) => token.name) }, 'admin API on at /admin');
+}

@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { listConversations, loadConversationDetail, loadConversationSummary, loadTranscriptPage, sessionBelongsTo } from '@switchboard/db';
+import type { AdminContext } from '../admin-context.ts';
+import { AdminError } from '../admin-errors.ts';
+import { errors, IdParams } from '../schemas/common-schemas.ts';
+import {
+  ConversationDetailView,
+  ConversationList,
+  ConversationListQuery,
+  TranscriptQuery,
+  TranscriptView,
+  viewConversation,
+  viewDetail,
+  viewMessage,
+} from '../schemas/conversation-schemas.ts';
+
+/** Reading conversations: the list, one with its session chain, and the transcript across the chain. */
+export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminContext): void {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/conversations',
+    {
+      schema: {
+        tags: ['conversations'],
+        summary: 'List conversations, newest first',
+        querystring: ConversationListQuery,
+        response: { 200: ConversationList, ...errors(400) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await listConversations(ctx.db, {
+        platform: q.platform,
+        status: q.status,
+        busy: q.busy,
+        busyMode: q.busyMode,
+        updatedSince: q.updatedSince ? new Date(q.updatedSince) : undefined,
+        cursor: q.cursor,
+        limit: q.limit ?? 50,
+      });
+      return { items: page.items.map(viewConversation), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    '/conversations/:id',
+    {
+      schema: {
+        tags: ['conversations'],
+        summary: 'One conversation: status, busy mode, restart counter, session chain, running turn, queued input',
+        params: IdParams,
+        response: { 200: ConversationDetailView, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const detail = await loadConversationDetail(ctx.db, request.params.id);
+      if (!detail) throw notFound(request.params.id);
+      return viewDetail(detail, ctx.config.BUSY_INPUT_MODE);
+    },
+  );
+
+  app.get(
+    '/conversations/:id/transcript',
+    {
+      schema: {
+        tags: ['conversations'],
+        summary: 'The transcript across the session chain, paged (stored messages only: API-only context is never stored)',
+        params: IdParams,
+        querystring: TranscriptQuery,
+        response: { 200: TranscriptView, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const conversationId = request.params.id;
+      const q = request.query;
+      if (!(await loadConversationSummary(ctx.db, conversationId))) throw notFound(conversationId);
+      if (q.session !== undefined && !(await sessionBelongsTo(ctx.db, conversationId, q.session))) {
+        throw new AdminError('SESSION_NOT_FOUND', `session ${q.session} is not a session of conversation ${conversationId}`, { field: 'session' });
+      }
+      const [sessionId, seq] = q.cursor ? q.cursor.split(':').map(Number) : [];
+      const page = await loadTranscriptPage(ctx.db, {
+        conversationId,
+        headSessionId: q.session,
+        after: sessionId !== undefined && seq !== undefined ? { sessionId, seq } : undefined,
+        order: q.order === 'desc' ? 'desc' : 'asc',
+        limit: q.limit ?? 100,
+      });
+      return {
+        conversationId,
+        messages: page.messages.map(viewMessage),
+        nextCursor: page.next ? `${page.next.sessionId}:${page.next.seq}` : null,
+      };
+    },
+  );
+}
+
+export function notFound(conversationId: number): AdminError {
+  return new AdminError('CONVERSATION_NOT_FOUND', `no conversation ${conversationId}`);
+}

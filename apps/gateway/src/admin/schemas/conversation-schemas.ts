@@ -1,0 +1,130 @@
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import type { ConversationDetail, ConversationSummary, SessionSummary, TranscriptMessage } from '@switchboard/db';
+import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, Timestamp, toIso } from './common-schemas.ts';
+
+export const BusyMode = Type.Enum([...busyModes]);
+
+export const ConversationListQuery = Type.Object(
+  {
+    platform: Type.Optional(Type.Enum([...platforms])),
+    status: Type.Optional(Type.Enum([...conversationStatuses])),
+    busy: Type.Optional(Type.Boolean({ description: 'true: a turn is running now; false: none is' })),
+    busyMode: Type.Optional(BusyMode),
+    updatedSince: Type.Optional(Type.String({ format: 'date-time' })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const ConversationView = Type.Object({
+  id: Type.Integer(),
+  key: Type.String({ description: 'platform:account:chat:thread:userScope' }),
+  platform: Type.String(),
+  accountId: Type.String(),
+  chatId: Type.String(),
+  threadId: Type.String(),
+  userScope: Type.String(),
+  status: Type.Enum([...conversationStatuses]),
+  suspendReason: NullableString,
+  suspendedAt: NullableTimestamp,
+  busyMode: Type.Union([BusyMode, Type.Null()], { description: 'null: the global BUSY_INPUT_MODE' }),
+  restartCount: Type.Integer(),
+  currentSessionId: NullableInteger,
+  preSuspendSessionId: NullableInteger,
+  lastCompressedAt: NullableTimestamp,
+  runningTurnId: NullableInteger,
+  queuedInput: Type.Integer({ description: 'Inbound events no turn has taken yet' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type ConversationViewT = Static<typeof ConversationView>;
+
+export const ConversationList = Type.Object({ items: Type.Array(ConversationView), nextCursor: NextCursor });
+
+export const SessionView = Type.Object({
+  id: Type.Integer(),
+  parentSessionId: NullableInteger,
+  status: Type.String(),
+  endReason: NullableString,
+  messageCount: Type.Integer(),
+  tokenEstimate: Type.Integer(),
+  createdAt: Timestamp,
+  endedAt: NullableTimestamp,
+});
+
+export const ConversationDetailView = Type.Object({
+  conversation: ConversationView,
+  defaultBusyMode: Type.String({ description: "The gateway's BUSY_INPUT_MODE, used when busyMode is null" }),
+  chain: Type.Array(SessionView, { description: 'The session chain, root first, head (current or pre-suspension) last' }),
+  runningTurn: Type.Union([
+    Type.Object({ id: Type.Integer(), sessionId: Type.Integer(), workerId: NullableString, startedAt: Timestamp }),
+    Type.Null(),
+  ]),
+});
+
+export const TranscriptQuery = Type.Object(
+  {
+    session: Type.Optional(Type.Integer({ minimum: 1, description: 'Walk the chain from this session instead of the head' })),
+    order: Type.Optional(Type.Enum(['asc', 'desc'], { default: 'asc' })),
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9]+:[0-9]+$', description: 'nextCursor of the previous page (sessionId:seq)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TranscriptView = Type.Object({
+  conversationId: Type.Integer(),
+  messages: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      sessionId: Type.Integer(),
+      seq: Type.Integer(),
+      role: Type.Enum(['user', 'assistant', 'tool']),
+      kind: Type.Enum(['message', 'summary']),
+      content: Type.String(),
+      toolCalls: Type.Union([Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() })), Type.Null()]),
+      toolCallId: NullableString,
+      toolName: NullableString,
+      turnId: NullableInteger,
+      createdAt: Timestamp,
+    }),
+  ),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function viewConversation(row: ConversationSummary): ConversationViewT {
+  return {
+    id: row.id,
+    key: row.key,
+    platform: row.platform,
+    accountId: row.accountId,
+    chatId: row.chatId,
+    threadId: row.threadId,
+    userScope: row.userScope,
+    status: row.status,
+    suspendReason: row.suspendReason,
+    suspendedAt: toIso(row.suspendedAt),
+    busyMode: row.busyMode,
+    restartCount: row.restartCount,
+    currentSessionId: row.currentSessionId,
+    preSuspendSessionId: row.preSuspendSessionId,
+    lastCompressedAt: toIso(row.lastCompressedAt),
+    runningTurnId: row.runningTurnId,
+    queuedInput: row.queuedInput,
+    createdAt: toIso(row.createdAt),
+    updatedAt: toIso(row.updatedAt),
+  };
+}
+
+export function viewDetail(detail: ConversationDetail, defaultBusyMode: string): Static<typeof ConversationDetailView> {
+  return {
+    conversation: viewConversation(detail.conversation),
+    defaultBusyMode,
+    chain: detail.chain.map((s: SessionSummary) => ({ ...s, createdAt: toIso(s.createdAt), endedAt: toIso(s.endedAt) })),
+    runningTurn: detail.runningTurn ? { ...detail.runningTurn, startedAt: toIso(detail.runningTurn.startedAt) } : null,
+  };
+}
+
+export function viewMessage(message: TranscriptMessage): Static<typeof TranscriptView>['messages'][number] {
+  return { ...message, createdAt: toIso(message.createdAt) };
+}

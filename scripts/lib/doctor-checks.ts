@@ -1,0 +1,211 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GrammyError, HttpError, Api } from 'grammy';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { ZodEffects, ZodObject, type z } from 'zod';
+import { gatewayEnvSchema, parseConfig, workerEnvSchema } from '@switchboard/config';
+import { migrationsFolder } from '@switchboard/db';
+import { createSlackClient, fetchSlackAuthInfo, PlatformError } from '@switchboard/platforms';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface CheckResult {
+  name: string;
+  status: CheckStatus;
+  /** What was found. */
+  detail: string;
+  /** What to do about it (fail and warn). */
+  fix?: string;
+}
+
+const timeoutMs = 5000;
+
+const fields: Record<string, z.ZodTypeAny> = { ...shapeOf(gatewayEnvSchema), ...shapeOf(workerEnvSchema) };
+
+/** The field schemas of an env schema, under any refinements wrapped around it. */
+function shapeOf(schema: z.ZodTypeAny): Record<string, z.ZodTypeAny> {
+  let inner = schema;
+  while (inner instanceof ZodEffects) inner = inner.innerType() as z.ZodTypeAny;
+  return inner instanceof ZodObject ? (inner.shape as Record<string, z.ZodTypeAny>) : {};
+}
+
+/**
+ * One variable, parsed by its own field schema (defaults included), so one bad
+ * variable does not stop the checks that do not need it.
+ */
+export function readSetting<T = string>(env: NodeJS.ProcessEnv, name: string): T | undefined {
+  const schema = fields[name];
+  if (!schema) return env[name] as T | undefined;
+  const parsed = schema.safeParse(env[name]);
+  return parsed.success ? (parsed.data as T) : undefined;
+}
+
+export function checkConfig(env: NodeJS.ProcessEnv): CheckResult[] {
+  const schemas = [
+    ['config (gateway)', gatewayEnvSchema],
+    ['config (worker)', workerEnvSchema],
+  ] as const;
+  return schemas.map(([name, schema]) => {
+    try {
+      parseConfig(schema, env);
+      return { name, status: 'ok', detail: 'every variable is valid' };
+    } catch (error) {
+      return { name, status: 'fail', detail: (error as Error).message, fix: 'correct the variables named (README, Environment)' };
+    }
+  });
+}
+
+export async function checkPostgres(env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
+  const url = readSetting(env, 'DATABASE_URL');
+  if (!url) return [{ name: 'postgres', status: 'skip', detail: 'DATABASE_URL is invalid' }, { name: 'migrations', status: 'skip', detail: 'DATABASE_URL is invalid' }];
+  const sql = postgres(url, { max: 1, connect_timeout: timeoutMs / 1000, onnotice: () => undefined });
+  try {
+    let version: string;
+    try {
+      const [row] = await sql<{ server_version: string }[]>`show server_version`;
+      version = row?.server_version ?? 'unknown';
+    } catch (error) {
+      return [
+        { name: 'postgres', status: 'fail', detail: `cannot reach ${describeUrl(url)}: ${(error as Error).message}`, fix: 'start Postgres (npm run services -- start) or correct DATABASE_URL' },
+        { name: 'migrations', status: 'skip', detail: 'Postgres is unreachable' },
+      ];
+    }
+    return [{ name: 'postgres', status: 'ok', detail: `PostgreSQL ${version} at ${describeUrl(url)}` }, await checkMigrations(sql)];
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+/**
+ * Compares migrations/meta/_journal.json with drizzle's bookkeeping table
+ * (drizzle.__drizzle_migrations: one row per applied file, created_at = the
+ * journal's `when`, hash = SHA-256 of the SQL file), the way drizzle's
+ * migrate() decides what to apply.
+ */
+async function checkMigrations(sql: postgres.Sql): Promise<CheckResult> {
+  const name = 'migrations';
+  const journal = JSON.parse(await readFile(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] };
+  const files = await Promise.all(
+    journal.entries.map(async (entry) => ({ ...entry, hash: createHash('sha256').update(await readFile(join(migrationsFolder, `${entry.tag}.sql`), 'utf8')).digest('hex') })),
+  );
+  let applied: { hash: string; created_at: string }[];
+  try {
+    applied = await sql<{ hash: string; created_at: string }[]>`select hash, created_at::text from drizzle.__drizzle_migrations order by created_at`;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '42P01' || code === '3F000') return { name, status: 'fail', detail: `none of ${files.length} applied (no drizzle.__drizzle_migrations table)`, fix: 'run npm run db:migrate' };
+    throw error;
+  }
+  const lastApplied = applied.length > 0 ? Math.max(...applied.map((row) => Number(row.created_at))) : 0;
+  const pending = files.filter((file) => file.when > lastApplied);
+  const appliedHashes = new Set(applied.map((row) => row.hash));
+  const changed = files.filter((file) => file.when <= lastApplied && !appliedHashes.has(file.hash));
+  const latestKnown = files.at(-1)?.when ?? 0;
+  if (pending.length > 0) {
+    return { name, status: 'fail', detail: `${pending.length} of ${files.length} not applied: ${pending.map((file) => file.tag).join(', ')}`, fix: 'run npm run db:migrate' };
+  }
+  if (lastApplied > latestKnown) {
+    return { name, status: 'fail', detail: 'the database has migrations newer than this checkout', fix: 'deploy the code that matches the database, or check DATABASE_URL' };
+  }
+  if (changed.length > 0) {
+    return { name, status: 'warn', detail: `applied files changed since: ${changed.map((file) => file.tag).join(', ')}`, fix: 'never edit an applied migration; add a new one (npm run db:generate)' };
+  }
+  return { name, status: 'ok', detail: `all ${files.length} applied (latest ${files.at(-1)?.tag ?? 'none'})` };
+}
+
+export async function checkRedis(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const url = readSetting(env, 'REDIS_URL');
+  if (!url) return { name: 'redis', status: 'skip', detail: 'REDIS_URL is invalid' };
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const info = await redis.info('server');
+    const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+    let policy: string | undefined;
+    try {
+      policy = ((await redis.config('GET', 'maxmemory-policy')) as string[])[1];
+    } catch {
+      // CONFIG is often disabled on managed Redis; the policy then cannot be checked from here.
+    }
+    if (policy !== undefined && policy !== 'noeviction') {
+      return { name: 'redis', status: 'warn', detail: `Redis ${version}, maxmemory-policy ${policy}`, fix: 'set maxmemory-policy noeviction: BullMQ loses jobs when Redis evicts keys' };
+    }
+    return { name: 'redis', status: 'ok', detail: `Redis ${version} at ${describeUrl(url)}${policy ? `, maxmemory-policy ${policy}` : ''}` };
+  } catch (error) {
+    return { name: 'redis', status: 'fail', detail: `cannot reach ${describeUrl(url)}: ${(error as Error).message}`, fix: 'start Redis (npm run services -- start) or correct REDIS_URL' };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function checkTelegram(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'telegram';
+  const token = readSetting(env, 'TELEGRAM_BOT_TOKEN');
+  if (!token) return { name, status: 'skip', detail: 'off (no TELEGRAM_BOT_TOKEN)' };
+  const apiRoot = (readSetting(env, 'TELEGRAM_API_ROOT') ?? 'https://api.telegram.org').replace(/\/+$/, '');
+  try {
+    const me = await new Api(token, { apiRoot, timeoutSeconds: timeoutMs / 1000 }).getMe();
+    return { name, status: 'ok', detail: `getMe: @${me.username} (id ${me.id}) at ${apiRoot}` };
+  } catch (error) {
+    if (error instanceof GrammyError) {
+      return { name, status: 'fail', detail: `getMe refused: ${error.error_code} ${error.description}`, fix: 'check TELEGRAM_BOT_TOKEN (the token @BotFather gave)' };
+    }
+    const reason = error instanceof HttpError ? error.message : (error as Error).message;
+    return { name, status: 'fail', detail: `cannot reach ${apiRoot}: ${reason}`, fix: 'check TELEGRAM_API_ROOT and the network' };
+  }
+}
+
+export async function checkSlack(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'slack';
+  const token = readSetting(env, 'SLACK_BOT_TOKEN');
+  const signingSecret = readSetting(env, 'SLACK_SIGNING_SECRET');
+  if (!token) {
+    if (signingSecret) return { name, status: 'warn', detail: 'SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN is not', fix: 'set SLACK_BOT_TOKEN (xoxb-…) or replies cannot be sent' };
+    return { name, status: 'skip', detail: 'off (no SLACK_BOT_TOKEN)' };
+  }
+  const apiUrl = readSetting(env, 'SLACK_API_URL') ?? 'https://slack.com/api/';
+  try {
+    const me = await fetchSlackAuthInfo(createSlackClient({ token, apiUrl, timeoutMs }));
+    if (!signingSecret) return { name, status: 'warn', detail: `auth.test: team ${me.teamId}, bot user ${me.userId}; no SLACK_SIGNING_SECRET`, fix: 'set SLACK_SIGNING_SECRET or the gateway takes no Slack events' };
+    return { name, status: 'ok', detail: `auth.test: team ${me.teamId}, bot user ${me.userId}` };
+  } catch (error) {
+    const rejected = error instanceof PlatformError && error.code === 'REJECTED';
+    return rejected
+      ? { name, status: 'fail', detail: `auth.test refused: ${error.message}`, fix: 'check SLACK_BOT_TOKEN (the Bot User OAuth Token, xoxb-…)' }
+      : { name, status: 'fail', detail: `auth.test failed at ${apiUrl}: ${(error as Error).message}`, fix: 'check SLACK_API_URL and the network' };
+  }
+}
+
+export async function checkDiscord(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'discord';
+  const token = readSetting(env, 'DISCORD_BOT_TOKEN');
+  if (!token) return { name, status: 'skip', detail: 'off (no DISCORD_BOT_TOKEN)' };
+  const apiUrl = (readSetting(env, 'DISCORD_API_URL') ?? 'https://discord.com/api').replace(/\/+$/, '');
+  let response: Response;
+  try {
+    response = await fetch(`${apiUrl}/v10/users/@me`, { headers: { authorization: `Bot ${token}` }, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    return { name, status: 'fail', detail: `cannot reach ${apiUrl}: ${(error as Error).message}`, fix: 'check DISCORD_API_URL and the network' };
+  }
+  if (response.status === 401) return { name, status: 'fail', detail: 'GET /users/@me refused: 401 Unauthorized', fix: 'check DISCORD_BOT_TOKEN (Developer Portal, Bot, Reset Token)' };
+  if (!response.ok) return { name, status: 'fail', detail: `GET /users/@me answered ${response.status}`, fix: 'check DISCORD_API_URL; try again if Discord is having trouble' };
+  const me = (await response.json()) as { id: string; username: string };
+  const applicationId = readSetting(env, 'DISCORD_APPLICATION_ID');
+  if (applicationId && applicationId !== me.id) {
+    return { name, status: 'fail', detail: `the token belongs to bot ${me.id}, DISCORD_APPLICATION_ID is ${applicationId}`, fix: 'use the token and application id of the same application' };
+  }
+  return { name, status: 'ok', detail: `GET /users/@me: ${me.username} (id ${me.id})` };
+}
+
+/** host:port/database, never the password. */
+function describeUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.host}${url.pathname.length > 1 ? url.pathname : ''}`;
+  } catch {
+    return 'the configured URL';
+  }
+}

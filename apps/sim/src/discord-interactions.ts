@@ -1,6 +1,7 @@
 import type { DiscordStore } from './discord-store.ts';
 import type { DiscordSentRecord } from './discord-types.ts';
 import type { EventHub } from './event-hub.ts';
+import { elapsed, parseAnswer } from './outbound-answer.ts';
 
 export interface InteractionInput {
   name?: string;
@@ -106,17 +107,4 @@ function noteAnswer(store: DiscordStore, token: string, answer: unknown): void {
     interaction.original = record;
     store.recordSent(record);
   }
-}
-
-function parseAnswer(text: string): unknown {
-  if (text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function elapsed(startedAt: number): number {
-  return Math.round((performance.now() - startedAt) * 100) / 100;
 }

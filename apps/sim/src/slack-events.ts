@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { EventHub } from './event-hub.ts';
 import type { SlackStore } from './slack-store.ts';
 import { slackWorkspace, type SlackDeliveryAttempt, type SlackEvent, type SlackEventEnvelope, type SlackRetryReason } from './slack-types.ts';
+import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
 
 const tsPattern = /^\d+\.\d+$/;
 
@@ -182,24 +183,4 @@ async function postOnce(
     const timedOut = (error as Error).name === 'TimeoutError';
     return { attempt: { status: 0, body: null, ackMs: elapsed(startedAt), error: timedOut ? 'timeout' : describeFetchError(error) }, noRetry: false };
   }
-}
-
-function parseAnswer(text: string): unknown {
-  if (text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function elapsed(startedAt: number): number {
-  return Math.round((performance.now() - startedAt) * 100) / 100;
-}
-
-// fetch hides the interesting part ("ECONNREFUSED") in error.cause.
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim();
-  return error instanceof Error ? error.message : String(error);
 }

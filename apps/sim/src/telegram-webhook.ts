@@ -1,6 +1,7 @@
 import type { EventHub } from './event-hub.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import type { PendingDelivery, TelegramUpdate } from './telegram-types.ts';
+import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
 
 export const secretHeaderName = 'X-Telegram-Bot-Api-Secret-Token';
 
@@ -77,24 +78,4 @@ export async function redeliver(
   const results: DeliveryResult[] = [];
   for (const entry of entries) results.push(await deliverUpdate(store, hub, url, entry, shutdown));
   return results;
-}
-
-function parseAnswer(text: string): unknown {
-  if (text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function elapsed(startedAt: number): number {
-  return Math.round((performance.now() - startedAt) * 100) / 100;
-}
-
-// fetch hides the interesting part ("ECONNREFUSED") in error.cause.
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim();
-  return error instanceof Error ? error.message : String(error);
 }

@@ -31,6 +31,12 @@ const shared = {
   DISCORD_PUBLIC_KEY: optionalSecret,
   DISCORD_API_URL: url('https://discord.com/api'),
   DISCORD_GATEWAY_URL: url(),
+  /** Comma-separated URLs that receive every lifecycle event (recorded by gateway and workers, signed and sent by a worker). */
+  EVENT_WEBHOOK_URLS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('must be a comma-separated list of URLs'))),
   /** Characters per outbound Telegram message (Telegram's hard limit is 4096). */
   TELEGRAM_MESSAGE_LIMIT: positiveInt(4096),
   /** Characters per outbound Discord message (Discord's hard limit is 2000). */
@@ -127,12 +133,6 @@ export const workerEnvSchema = z
     /** Worker heartbeat period, and the silence after which a worker is declared dead (DESIGN §9). */
     HEARTBEAT_INTERVAL_MS: positiveInt(2000),
     WORKER_DEAD_AFTER_MS: positiveInt(10_000),
-    /** Comma-separated URLs that receive every lifecycle event, signed with EVENT_WEBHOOK_SECRET. */
-    EVENT_WEBHOOK_URLS: z
-      .string()
-      .default('')
-      .transform((value) => value.split(',').map((u) => u.trim()).filter(Boolean))
-      .pipe(z.array(z.string().url('must be a comma-separated list of URLs'))),
     EVENT_WEBHOOK_SECRET: optionalSecret,
     /** How often the recovery sweep looks for stranded input, ms. */
     SWEEP_INTERVAL_MS: positiveInt(2000),

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '@switchboard/config';
-import { recordAuditEntry, type Database, type DbExecutor } from '@switchboard/db';
+import { recordAuditEntry, recordLifecycleEvent, type Database, type DbExecutor } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { publishLifecycleEvent, type LifecycleEvent, type TurnQueue } from '@switchboard/queue';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -40,9 +40,18 @@ export async function auditAction(ctx: AdminContext, executor: DbExecutor, reque
   ctx.metrics.countAdminAction(action.action, action.result);
 }
 
-/** Best effort, like the workers' events: a Redis hiccup must not undo an action that is already committed. */
+/**
+ * Best effort, like the workers' events: a Redis or Postgres hiccup must not
+ * undo an action that is already committed. With EVENT_WEBHOOK_URLS set the
+ * event is also recorded for the workers' webhook deliverer.
+ */
 export function emitLifecycleEvent(ctx: AdminContext, event: Omit<LifecycleEvent, 'at'>): void {
-  publishLifecycleEvent(ctx.redis, ctx.config.REDIS_PREFIX, event).catch((err: unknown) =>
-    ctx.log.warn({ err, type: event.type, conversationId: event.conversationId }, 'lifecycle event not published'),
-  );
+  const urls = ctx.config.EVENT_WEBHOOK_URLS;
+  const recorded =
+    urls.length > 0
+      ? recordLifecycleEvent(ctx.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, urls)
+      : Promise.resolve(0);
+  recorded
+    .then(() => publishLifecycleEvent(ctx.redis, ctx.config.REDIS_PREFIX, event))
+    .catch((err: unknown) => ctx.log.warn({ err, type: event.type, conversationId: event.conversationId }, 'lifecycle event not recorded or published'));
 }

@@ -101,6 +101,36 @@ describe('Telegram message end to end', () => {
     await system.setModelScript({});
   });
 
+  it('waits out a 429 from Telegram and then delivers the reply exactly once', async () => {
+    await fetch(`${system.simUrl}/control/telegram/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'sendMessage', kind: '429', times: 1, retryAfter: 1 }),
+    });
+    const started = Date.now();
+    await system.sendTelegram({ chatId: 508, text: 'rate limited hello' });
+    const [reply] = await system.waitForTelegram(508, 1);
+    expect(reply?.text).toBe('echo: rate limited hello');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    await system.sendTelegram({ chatId: 508, text: 'and after' });
+    expect((await system.waitForTelegram(508, 2)).map((m) => m.text)).toEqual(['echo: rate limited hello', 'echo: and after']);
+  });
+
+  it('answers /help with the command list and /new with a fresh session', async () => {
+    await system.sendTelegram({ chatId: 509, text: 'remember me' });
+    await system.waitForTelegram(509, 1);
+    const [before] = await system.sql<{ current_session_id: string }[]>`select current_session_id from conversations where chat_id = '509'`;
+    await system.sendTelegram({ chatId: 509, text: '/help' });
+    await system.sendTelegram({ chatId: 509, text: '/new' });
+    const replies = await system.waitForTelegram(509, 3);
+    expect(replies[1]?.text).toMatch(/\/new or \/reset.*\n.*\/stop/s);
+    expect(replies[2]?.text).toMatch(/fresh session/);
+    const [after] = await system.sql<{ current_session_id: string }[]>`select current_session_id from conversations where chat_id = '509'`;
+    expect(after?.current_session_id).not.toBe(before?.current_session_id);
+    const [old] = await system.sql<{ status: string; end_reason: string }[]>`select status, end_reason from sessions where id = ${before?.current_session_id ?? 0}`;
+    expect(old).toEqual({ status: 'finalized', end_reason: 'new' });
+  });
+
   it('reports readiness of Postgres and Redis', async () => {
     const ready = await fetch(`${system.gateway.url}/readyz`);
     expect(ready.status).toBe(200);

@@ -1,71 +1,136 @@
 /**
- * `npm run bench`: runs the benchmark scenarios against real processes and
- * rewrites docs/benchmarks.md with the machine, the command and every figure.
+ * `npm run bench [-- --quick]`: runs the benchmark scenarios of issue 8
+ * against real processes and rewrites docs/benchmarks.md with the machine,
+ * the command and every figure. About ten minutes in full, one with --quick.
  */
-import { writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../../scripts/lib/processes.ts';
-import type { LatencySummary } from './latency-histogram.ts';
-import { startSystemUnderTest } from './system-under-test.ts';
+import { renderBenchReport, type BenchFigures } from './bench-report.ts';
+import { measureCostGrowth } from './cost-growth.ts';
+import { monotonicNowUs, summarizeCpuProfile } from './cpu-profile.ts';
+import { readRssMiB, startRssSampler } from './process-stats.ts';
+import { startRelayUnderTest, startSystemUnderTest, type SystemUnderTest } from './system-under-test.ts';
+import { findMaxThroughput, runMeasured, type MeasuredSystem } from './throughput-scenarios.ts';
 import { measureInterruptLatency, measureTurnOverhead } from './turn-scenarios.ts';
 
 const quick = process.argv.includes('--quick');
+const plan = quick
+  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, interrupts: 20 }
+  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, interrupts: 100 };
+const log = (line: string) => console.log(line);
 
-async function main(): Promise<void> {
-  const startedAt = new Date();
-  console.log('bench: starting gateway + 1 worker + simulator');
-  const sut = await startSystemUnderTest('turns', { workers: 1 });
-  let overhead, interrupt;
+function measured(sut: SystemUnderTest): MeasuredSystem {
+  return {
+    target: { simUrl: sut.simUrl, inboundSimUrls: sut.inboundSimUrls, gatewayUrls: sut.gatewayUrls, explicitUpdateIds: true },
+    processes: sut.processes,
+    databaseName: sut.databaseName,
+    redisUrl: sut.redisUrl,
+  };
+}
+
+function rssOf(sut: SystemUnderTest): Record<string, number> {
+  return Object.fromEntries([...sut.gateways, ...sut.workers].map((p) => [p.name, readRssMiB(p.child.pid ?? 0) ?? 0]));
+}
+
+async function withSystem<T>(name: string, options: Parameters<typeof startSystemUnderTest>[1], body: (sut: SystemUnderTest) => Promise<T>): Promise<T> {
+  log(`bench: starting ${name}: ${options.gateways ?? 1} gateway(s), ${options.workers} worker(s), simulator`);
+  const sut = await startSystemUnderTest(name, options);
   try {
-    console.log('bench: turn overhead (sequential turns, instant model)');
-    overhead = await measureTurnOverhead(sut, quick ? 50 : 300);
-    console.log('bench: interrupt latency (message during a streaming answer)');
-    interrupt = await measureInterruptLatency(sut, quick ? 20 : 100);
+    return await body(sut);
   } finally {
     await sut.close();
   }
-  const report = renderReport(startedAt, { overhead: overhead.overhead, endToEnd: overhead.endToEnd, interrupt });
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadAtStart = loadavg();
+  const figures: Partial<BenchFigures> & Pick<BenchFigures, 'throughput' | 'memory'> = { throughput: [], memory: { atStart: {}, underLoadMax: {} } };
+
+  // 1 gateway + 1 worker: maximum, half-rate latency and overhead, memory over the longest run that fits.
+  await withSystem('one-worker', { workers: 1 }, async (sut) => {
+    figures.memory.atStart = rssOf(sut);
+    const sampler = startRssSampler([...sut.gateways, ...sut.workers].map((p) => ({ name: p.name, pid: p.child.pid ?? 0 })), 1000);
+    const max = await findMaxThroughput(measured(sut), 'one-worker', { levels: plan.levels, durationS: plan.durationS, log });
+    for (const series of sampler.stop()) figures.memory.underLoadMax[series.name] = Math.max(...series.samples.map(([, v]) => v));
+    figures.throughput.push({ name: '1 gateway + 1 worker', ...max });
+    if (!max.best) throw new Error('no throughput level of 1 gateway + 1 worker checked out; see .data/bench-reports');
+    const rate = max.best.sustained / 2;
+    log(`bench: half rate (${rate.toFixed(0)} turns/s): latency, overhead, ack`);
+    const half = await runMeasured(measured(sut), 'half-rate', { concurrency: max.best.concurrency, pacing: { kind: 'rate', turnsPerSecond: rate }, durationS: plan.halfRateS, measureOverhead: true });
+    figures.halfRate = { rate, ...half };
+    // A third of the maximum: at half, other work on a shared machine can tip the run into overload, and then
+    // the figure is the backlog's growth, not the processes' memory.
+    const longRate = max.best.sustained / 3;
+    log(`bench: memory over ${plan.longS} s at ${longRate.toFixed(0)} turns/s`);
+    const longSampler = startRssSampler([...sut.gateways, ...sut.workers].map((p) => ({ name: p.name, pid: p.child.pid ?? 0 })), 2000);
+    const long = await runMeasured(measured(sut), 'long-run', { concurrency: max.best.concurrency, pacing: { kind: 'rate', turnsPerSecond: longRate }, durationS: plan.longS });
+    figures.memory.long = { durationS: plan.longS, rate: longRate, report: long.report, series: longSampler.stop() };
+  });
+
+  await withSystem('two-workers', { workers: 2 }, async (sut) => {
+    const max = await findMaxThroughput(measured(sut), 'two-workers', { levels: plan.levels, durationS: plan.durationS, log });
+    figures.throughput.push({ name: '1 gateway + 2 workers', ...max });
+  });
+
+  log('bench: starting the minimal relay and its simulator');
+  const relay = await startRelayUnderTest('minimal-relay');
+  try {
+    const max = await findMaxThroughput({ target: { simUrl: relay.simUrl }, processes: relay.processes }, 'minimal-relay', { levels: plan.levels, durationS: plan.durationS, log });
+    figures.throughput.push({ name: 'minimal relay (baseline)', ...max });
+    figures.relayBest = max.best;
+  } finally {
+    await relay.close();
+  }
+
+  const profileDir = join(repoRoot, '.data', 'bench-profiles');
+  rmSync(profileDir, { recursive: true, force: true });
+  const profileConcurrency = figures.throughput[0]?.best?.concurrency ?? 16;
+  let profileRate = 0;
+  let window = { fromUs: 0, toUs: 0 };
+  await withSystem('profiled', { workers: 1, profileDir }, async (sut) => {
+    log(`bench: CPU profile of gateway and worker, concurrency ${profileConcurrency}, ${plan.profileS} s`);
+    // Samples from the first seconds (JIT, pools filling) are left out, like the start-up before them.
+    const fromUs = monotonicNowUs() + plan.profileWarmupS * 1_000_000;
+    const run = await runMeasured(measured(sut), 'profiled', { concurrency: profileConcurrency, durationS: plan.profileS });
+    window = { fromUs, toUs: monotonicNowUs() };
+    profileRate = run.report.turnsPerSecond;
+  });
+  figures.profiles = {
+    rate: profileRate,
+    summaries: {
+      'worker-0': summarizeCpuProfile(join(profileDir, 'worker-0'), window),
+      'gateway-0': summarizeCpuProfile(join(profileDir, 'gateway-0'), window),
+      'sim-0': summarizeCpuProfile(join(profileDir, 'sim-0'), window),
+    },
+  };
+
+  // Sequential figures last, on a quiet system of their own: the 1,000,000 seeded conversations must not slow the throughput runs.
+  await withSystem('sequential', { workers: 1 }, async (sut) => {
+    log('bench: turn overhead (sequential turns, instant model)');
+    const overhead = await measureTurnOverhead(sut, plan.overheadTurns);
+    log('bench: interrupt latency (message during a streaming answer)');
+    const interrupt = await measureInterruptLatency(sut, plan.interrupts);
+    figures.turns = { overhead: overhead.overhead, endToEnd: overhead.endToEnd, interrupt };
+    figures.cost = await measureCostGrowth(sut, { turns: plan.costTurns, historySizes: plan.history, conversationCounts: plan.conversations, log });
+  });
+
+  const report = renderBenchReport({
+    ...figures,
+    command: `npm run bench${quick ? ' -- --quick' : ''}`,
+    startedAt,
+    finishedAt: new Date(),
+    loadAtStart,
+    relayBest: figures.relayBest,
+    profiles: figures.profiles,
+  } as BenchFigures);
   writeFileSync(join(repoRoot, 'docs', 'benchmarks.md'), report);
   console.log(report);
 }
 
-function row(name: string, s: LatencySummary, target: string): string {
-  const f = (n: number) => n.toFixed(2);
-  return `| ${name} | ${s.count} | ${f(s.p50)} | ${f(s.p95)} | ${f(s.p99)} | ${f(s.max)} | ${target} |`;
-}
-
-function renderReport(startedAt: Date, figures: { overhead: LatencySummary; endToEnd: LatencySummary; interrupt: LatencySummary }): string {
-  const cpu = cpus();
-  return [
-    '# Benchmarks',
-    '',
-    'Written by `npm run bench` (replaces the previous figures). Everything runs on one machine:',
-    'Postgres and Redis from `scripts/services.sh`, the simulator, one gateway and one worker as separate Node processes.',
-    '',
-    `- date: ${startedAt.toISOString()}`,
-    `- command: \`npm run bench${quick ? ' -- --quick' : ''}\``,
-    `- machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `- node: ${process.version}, ${process.platform} ${process.arch}`,
-    '',
-    '## Turns (milliseconds)',
-    '',
-    '| figure | samples | p50 | p95 | p99 | max | target |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    row('scheduling overhead per turn (end to end minus model time), instant model', figures.overhead, 'p50 < 5'),
-    row('end to end per turn (webhook sent → reply at the platform), instant model', figures.endToEnd, '—'),
-    row('interrupt latency (new message sent → model stream aborted)', figures.interrupt, 'p99 < 50'),
-    '',
-    'How they are measured: `apps/loadtest/src/bench/turn-scenarios.ts`. Overhead: one conversation,',
-    'sequential turns, the scripted model answers at once; the model time the simulator recorded is',
-    'subtracted from webhook-sent → reply-received. Interrupt latency: a second message is sent while the',
-    'model streams a long answer; the figure runs from sending it to the simulator seeing the stream closed,',
-    'so it includes the webhook hop and is an upper bound of "stored → aborted".',
-    '',
-  ].join('\n');
-}
-
 main().catch((error: unknown) => {
-  console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exit(1);
 });

@@ -3,9 +3,12 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrateDatabase } from '@switchboard/db';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { spawnProfiledApp } from './cpu-profile.ts';
 
 export const benchBotToken = '424242:bench-token';
 export const benchWebhookSecret = 'bench-secret';
+const slack = { signingSecret: 'bench-slack-signing-secret', botToken: 'xoxb-bench-slack-token' };
+const discord = { botToken: 'bench-discord-token', applicationId: '1400000000000000001' };
 
 export interface SystemUnderTest {
   /** The simulator the workers talk to: Bot API and model; replies are recorded here. */
@@ -15,6 +18,9 @@ export interface SystemUnderTest {
   gatewayUrl: string;
   gatewayUrls: string[];
   databaseUrl: string;
+  /** Postgres backends show it in their command line (CPU accounting). */
+  databaseName: string;
+  redisUrl: string;
   sims: ManagedProcess[];
   gateways: ManagedProcess[];
   workers: ManagedProcess[];
@@ -29,6 +35,10 @@ export interface SystemOptions {
   gatewayEnv?: Record<string, string>;
   /** Logs go to .data/<logRoot>/<name>/ (default bench-logs). */
   logRoot?: string;
+  /** Run every process under `node --cpu-prof`, profiles in <profileDir>/<process name>/. */
+  profileDir?: string;
+  /** Platforms to turn on besides Telegram, which is always on. */
+  platforms?: readonly string[];
 }
 
 /**
@@ -60,7 +70,7 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
   const inboundSimUrls = simPorts.map((port) => `http://127.0.0.1:${port}`);
   const gatewayUrls = gatewayPorts.map((port) => `http://127.0.0.1:${port}`);
   const simUrl = inboundSimUrls[0] as string;
-  const env = {
+  const env: Record<string, string> = {
     DATABASE_URL: databaseUrl.toString(),
     REDIS_URL: redisUrl,
     REDIS_PREFIX: `bench-${name}-${process.pid}`,
@@ -71,12 +81,36 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     MODEL_BASE_URL: `${simUrl}/v1`,
   };
 
-  const sims = simPorts.map((port, i) =>
-    spawnApp(`sim-${i}`, 'apps/sim/src/main.ts', { ...env, PORT: String(port), LOG_LEVEL: 'error', SIM_TELEGRAM_WEBHOOK_URL: `${gatewayUrls[i]}/webhooks/telegram` }, logDir),
+  const withSlack = options.platforms?.includes('slack') ?? false;
+  const withDiscord = options.platforms?.includes('discord') ?? false;
+  // Replies go to the first simulator; Discord's one Gateway connection is to it as well.
+  Object.assign(
+    env,
+    withSlack ? { SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_BOT_TOKEN: slack.botToken, SLACK_API_URL: `${simUrl}/api/` } : {},
+    withDiscord ? { DISCORD_BOT_TOKEN: discord.botToken, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: `${simUrl}/api` } : {},
   );
-  const gateways = gatewayPorts.map((port, i) => spawnApp(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...options.gatewayEnv, PORT: String(port) }, logDir));
+  const { profileDir } = options;
+  const start = (processName: string, entry: string, processEnv: Record<string, string>) =>
+    profileDir ? spawnProfiledApp(processName, entry, processEnv, logDir, join(profileDir, processName)) : spawnApp(processName, entry, processEnv, logDir);
+  const sims = simPorts.map((port, i) =>
+    start(
+      `sim-${i}`,
+      'apps/sim/src/main.ts',
+      {
+        ...env,
+        PORT: String(port),
+        LOG_LEVEL: 'error',
+        SIM_TELEGRAM_WEBHOOK_URL: `${gatewayUrls[i]}/webhooks/telegram`,
+        ...(withSlack ? { SIM_SLACK_EVENTS_URL: `${gatewayUrls[i]}/webhooks/slack/events` } : {}),
+      },
+    ),
+  );
+  // Replays and benchmarks send at machine speed, far past any person's pace: the per-user courtesy limit
+  // (30 messages a minute by default) would answer them with a notice instead of a turn.
+  const gatewayEnv = { USER_RATE_LIMIT_PER_MINUTE: '0', ...options.gatewayEnv };
+  const gateways = gatewayPorts.map((port, i) => start(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...gatewayEnv, PORT: String(port) }));
   const workerPorts = await Promise.all(Array.from({ length: options.workers }, () => getFreePort()));
-  const workers = workerPorts.map((port, i) => spawnApp(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }, logDir));
+  const workers = workerPorts.map((port, i) => start(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }));
   const processes = [...sims, ...gateways, ...workers];
   const stopAll = async () => {
     // Workers first, so none is mid-turn when its gateway or simulator disappears.
@@ -86,9 +120,9 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
   try {
     // Started together: each tsx start-up takes a second or two, and they do not depend on each other to boot.
     await Promise.all([
-      ...sims.map((p, i) => waitForHttp(`${inboundSimUrls[i]}/control/health`, 30_000, p)),
-      ...gateways.map((p, i) => waitForHttp(`${gatewayUrls[i]}/readyz`, 30_000, p)),
-      ...workers.map((p, i) => waitForHttp(`http://127.0.0.1:${workerPorts[i]}/healthz`, 30_000, p)),
+      ...sims.map((p, i) => waitForHttp(`${inboundSimUrls[i]}/control/health`, 90_000, p)),
+      ...gateways.map((p, i) => waitForHttp(`${gatewayUrls[i]}/readyz`, 90_000, p)),
+      ...workers.map((p, i) => waitForHttp(`http://127.0.0.1:${workerPorts[i]}/healthz`, 90_000, p)),
     ]);
   } catch (error) {
     await stopAll();
@@ -103,6 +137,8 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     gatewayUrl: gatewayUrls[0] as string,
     gatewayUrls,
     databaseUrl: databaseUrl.toString(),
+    databaseName: dbName,
+    redisUrl,
     sims,
     gateways,
     workers,
@@ -113,6 +149,36 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
       await admin.end({ timeout: 5 });
     },
   };
+}
+
+export interface RelayUnderTest {
+  simUrl: string;
+  relayUrl: string;
+  processes: ManagedProcess[];
+  close(): Promise<void>;
+}
+
+/** The minimal relay (minimal-relay.ts) behind its own simulator: the same sim code, nothing of Switchboard. */
+export async function startRelayUnderTest(name: string): Promise<RelayUnderTest> {
+  const logDir = join(repoRoot, '.data', 'bench-logs', name);
+  const [simPort, relayPort] = [await getFreePort(), await getFreePort()];
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const relayUrl = `http://127.0.0.1:${relayPort}`;
+  const env = { TELEGRAM_BOT_TOKEN: benchBotToken, TELEGRAM_WEBHOOK_SECRET: benchWebhookSecret };
+  const sim = spawnApp('sim', 'apps/sim/src/main.ts', { ...env, PORT: String(simPort), LOG_LEVEL: 'error', SIM_TELEGRAM_WEBHOOK_URL: `${relayUrl}/webhooks/telegram` }, logDir);
+  const relay = spawnApp('relay', 'apps/loadtest/src/bench/minimal-relay.ts', { ...env, PORT: String(relayPort), SIM_URL: simUrl }, logDir);
+  const processes = [sim, relay];
+  const close = async () => {
+    await relay.stop();
+    await sim.stop();
+  };
+  try {
+    await Promise.all([waitForHttp(`${simUrl}/control/health`, 90_000, sim), waitForHttp(`${relayUrl}/readyz`, 90_000, relay)]);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { simUrl, relayUrl, processes, close };
 }
 
 export async function postJson<T = unknown>(url: string, body: unknown): Promise<T> {

@@ -1,4 +1,4 @@
-import { createLatencyRecorder, type LatencySummary } from './latency-histogram.ts';
+import { createLatencyRecorder, type LatencySummary } from '../latency-histogram.ts';
 import { getJson, postJson, type SystemUnderTest } from './system-under-test.ts';
 
 interface SentMessage {
@@ -17,7 +17,7 @@ const lastUserText = (request: ModelRequest) => {
   return String(users.at(-1)?.content ?? '');
 };
 
-async function sendUpdate(sut: SystemUnderTest, chatId: number, text: string): Promise<void> {
+async function sendUpdate(sut: Pick<SystemUnderTest, 'simUrl'>, chatId: number, text: string): Promise<void> {
   const answer = await postJson<{ status: number }>(`${sut.simUrl}/control/telegram/updates`, { chat: { id: chatId, type: 'private' }, from: { id: chatId }, text });
   if (answer.status !== 200) throw new Error(`gateway answered ${answer.status} to a bench message`);
 }
@@ -27,15 +27,20 @@ async function sendUpdate(sut: SystemUnderTest, chatId: number, text: string): P
  * time (webhook sent → reply received by the platform) minus the model's own
  * time is what Switchboard adds per turn — scheduling, storage, delivery.
  */
-export async function measureTurnOverhead(sut: SystemUnderTest, turns: number, warmup = 20): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary }> {
+export async function measureTurnOverhead(
+  sut: Pick<SystemUnderTest, 'simUrl'>,
+  turns: number,
+  options: { warmup?: number; chatId?: number } = {},
+): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary }> {
+  const warmup = options.warmup ?? 20;
+  const chatId = options.chatId ?? 900_001;
   await postJson(`${sut.simUrl}/control/model/script`, {});
   await fetch(`${sut.simUrl}/control/model/requests`, { method: 'DELETE' });
-  const chatId = 900_001;
   const sendTimes: number[] = [];
   const replies: SentMessage[] = [];
   for (let i = 0; i < warmup + turns; i++) {
     sendTimes.push(Date.now());
-    await sendUpdate(sut, chatId, `overhead turn ${i}`);
+    await sendUpdate(sut, chatId, `overhead turn ${chatId}.${i}`);
     const sent = await getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`);
     replies.push(sent[i] as SentMessage);
   }
@@ -46,7 +51,7 @@ export async function measureTurnOverhead(sut: SystemUnderTest, turns: number, w
   for (let i = warmup; i < warmup + turns; i++) {
     const total = (replies[i] as SentMessage).sentAt - (sendTimes[i] as number);
     endToEnd.record(total);
-    overhead.record(total - (modelMs.get(`overhead turn ${i}`) ?? 0));
+    overhead.record(total - (modelMs.get(`overhead turn ${chatId}.${i}`) ?? 0));
   }
   return { overhead: overhead.summary(), endToEnd: endToEnd.summary() };
 }
@@ -57,7 +62,7 @@ export async function measureTurnOverhead(sut: SystemUnderTest, turns: number, w
  * stream's connection closed. It includes the webhook hop, so it is an upper
  * bound of "stored → aborted".
  */
-export async function measureInterruptLatency(sut: SystemUnderTest, samples: number): Promise<LatencySummary> {
+export async function measureInterruptLatency(sut: Pick<SystemUnderTest, 'simUrl'>, samples: number): Promise<LatencySummary> {
   await postJson(`${sut.simUrl}/control/model/script`, {
     rules: [{ match: 'tell me a long story', replyRepeat: { text: 'once upon a time ', count: 4000 }, chunkDelayMs: 5 }],
     chunkSize: 16,

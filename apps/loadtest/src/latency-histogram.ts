@@ -8,11 +8,16 @@ export interface LatencySummary {
   max: number;
 }
 
+export interface LatencyRecorder {
+  record(ms: number): void;
+  summary(): LatencySummary;
+}
+
 /** Latencies in milliseconds, kept at microsecond resolution (hdr-histogram-js). */
-export function createLatencyRecorder(): { record(ms: number): void; summary(): LatencySummary } {
+export function createLatencyRecorder(): LatencyRecorder {
   const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
   return {
-    record: (ms) => histogram.recordValue(Math.max(1, Math.round(ms * 1000))),
+    record: (ms) => histogram.recordValue(Math.min(600_000_000, Math.max(1, Math.round(ms * 1000)))),
     summary: () => ({
       count: histogram.totalCount,
       p50: histogram.getValueAtPercentile(50) / 1000,
@@ -21,4 +26,10 @@ export function createLatencyRecorder(): { record(ms: number): void; summary(): 
       max: histogram.maxValue / 1000,
     }),
   };
+}
+
+export function summarizeLatencies(values: Iterable<number>): LatencySummary {
+  const recorder = createLatencyRecorder();
+  for (const value of values) recorder.record(value);
+  return recorder.summary();
 }

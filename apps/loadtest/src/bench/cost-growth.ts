@@ -1,0 +1,85 @@
+import postgres from 'postgres';
+import { resolveConversationKey } from '@switchboard/core';
+import type { LatencySummary } from '../latency-histogram.ts';
+import { benchBotToken, type SystemUnderTest } from './system-under-test.ts';
+import { measureTurnOverhead } from './turn-scenarios.ts';
+
+export interface CostPoint {
+  label: string;
+  overhead: LatencySummary;
+  endToEnd: LatencySummary;
+}
+
+// Seeded rows carry a small token estimate so a 10,000-message session stays under the compression threshold:
+// compression is a separate figure, and here it would replace the history being measured.
+const seededTokensPerMessage = 6;
+const botId = benchBotToken.split(':')[0] as string;
+
+/**
+ * Gives a Telegram private chat a stored history of `messages` rows, as if it
+ * had talked that long: the conversation, its session and the messages, written
+ * straight into the database so seeding 10,000 turns takes a second, not an hour.
+ */
+export async function seedHistory(sql: postgres.Sql, chatId: number, messages: number): Promise<void> {
+  const key = resolveConversationKey({ platform: 'telegram', accountId: botId, chatId: String(chatId), threadId: '', userScope: '' });
+  await sql.begin(async (tx) => {
+    const [conversation] = await tx<{ id: string }[]>`
+      insert into conversations (key, platform, account_id, chat_id) values (${key}, 'telegram', ${botId}, ${String(chatId)}) returning id`;
+    const [session] = await tx<{ id: string }[]>`
+      insert into sessions (conversation_id, token_estimate, message_count, last_seq)
+      values (${conversation?.id ?? 0}, ${messages * seededTokensPerMessage}, ${messages}, ${messages}) returning id`;
+    await tx`update conversations set current_session_id = ${session?.id ?? 0} where id = ${conversation?.id ?? 0}`;
+    await tx`
+      insert into messages (session_id, seq, role, content, tokens)
+      select ${session?.id ?? 0}, g, case when g % 2 = 1 then 'user' else 'assistant' end, 'h' || g, ${seededTokensPerMessage}
+      from generate_series(1, ${messages}::int) g`;
+  });
+}
+
+/** Tops the conversations table up to `total` rows with idle ones, in one INSERT … SELECT generate_series. */
+export async function seedConversations(sql: postgres.Sql, total: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from conversations`;
+  const existing = row?.n ?? 0;
+  if (existing < total) {
+    await sql`
+      insert into conversations (key, platform, account_id, chat_id)
+      select 'telegram:filler:' || g, 'telegram', 'filler', g::text
+      from generate_series(${existing + 1}::int, ${total}::int) g`;
+    // What autovacuum would do soon after a bulk load; without it the planner guesses from stale statistics.
+    await sql`analyze conversations`;
+  }
+  return Math.max(existing, total);
+}
+
+/**
+ * Per-turn overhead (end to end minus model time, sequential turns, instant
+ * model) in chats with 10, 1,000 and 10,000 stored messages, then with 1,000
+ * and 1,000,000 conversations in the database.
+ */
+export async function measureCostGrowth(
+  sut: SystemUnderTest,
+  options: { turns: number; historySizes: number[]; conversationCounts: number[]; log: (line: string) => void },
+): Promise<{ history: CostPoint[]; conversations: CostPoint[] }> {
+  const sql = postgres(sut.databaseUrl, { max: 1, onnotice: () => undefined });
+  try {
+    const history: CostPoint[] = [];
+    for (const [i, size] of options.historySizes.entries()) {
+      const chatId = 930_000 + i;
+      options.log(`bench: cost growth, ${size} messages of history`);
+      await seedHistory(sql, chatId, size);
+      const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId });
+      history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result });
+    }
+    const conversations: CostPoint[] = [];
+    for (const [i, count] of options.conversationCounts.entries()) {
+      const startedAt = performance.now();
+      const total = await seedConversations(sql, count);
+      options.log(`bench: cost growth, ${total} conversations in the database (seeded in ${((performance.now() - startedAt) / 1000).toFixed(1)} s)`);
+      const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId: 940_000 + i });
+      conversations.push({ label: `${total.toLocaleString('en-US')} conversations in the database`, ...result });
+    }
+    return { history, conversations };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

@@ -13,11 +13,15 @@ export interface ManagedProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node --import tsx <entry>` with `env`, its output appended to `logDir/<name>.log`. */
-export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string): ManagedProcess {
+/**
+ * Starts `node [nodeArgs] --import tsx <entry>` with `env`, its output appended
+ * to `logDir/<name>.log`. (`nodeArgs` is for flags Node refuses in
+ * NODE_OPTIONS, such as --cpu-prof.)
+ */
+export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): ManagedProcess {
   mkdirSync(logDir, { recursive: true });
   const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(repoRoot, entry)], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,34 +1,14 @@
-import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { repoRoot, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { repoRoot, spawnApp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
 
 /**
- * Like scripts/lib/processes.ts' spawnApp, with `--cpu-prof`: Node 20 refuses
- * that flag in NODE_OPTIONS, so it has to be on the command line. The profile
- * is written to `profileDir` when the process exits normally (SIGTERM → graceful exit).
+ * spawnApp with `--cpu-prof`: the profile is written to `profileDir` when the
+ * process exits normally (SIGTERM → graceful exit).
  */
 export function spawnProfiledApp(name: string, entry: string, env: Record<string, string>, logDir: string, profileDir: string): ManagedProcess {
-  mkdirSync(logDir, { recursive: true });
   mkdirSync(profileDir, { recursive: true });
-  const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', join(repoRoot, entry)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  return {
-    name,
-    child,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      return exited;
-    },
-  };
+  return spawnApp(name, entry, env, logDir, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 }
 
 interface ProfileNode {

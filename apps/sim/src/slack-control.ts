@@ -9,23 +9,13 @@ import { parseBody } from './parse-body.ts';
 import { buildEventEnvelope, deliverToRequestUrl, slackEventInputSchema, type SigningMode } from './slack-events.ts';
 import type { SlackStore } from './slack-store.ts';
 import { slackWorkspace, type SlackSentRecord } from './slack-types.ts';
+import { registerMethodFaultRoutes } from './method-faults.ts';
 
 export interface SlackControlDeps {
   store: SlackStore;
   hub: EventHub;
   shutdown: AbortSignal;
 }
-
-const faultSchema = z
-  .object({
-    /** A Web API method name (any case), or '*' for every method. */
-    method: z.string().min(1),
-    kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
-    times: z.number().int().positive().default(1),
-    retryAfter: z.number().int().nonnegative().default(1),
-    delayMs: z.number().int().nonnegative().max(300_000).default(1000),
-  })
-  .strict();
 
 const urlVerificationSchema = z
   .object({ challenge: z.string().min(1).optional(), signing: z.enum(['valid', 'bad', 'stale', 'none']).default('valid') })
@@ -108,26 +98,7 @@ export async function registerSlackControl(app: FastifyInstance, deps: SlackCont
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
   });
 
-  app.get('/control/slack/faults', async () => store.faults);
-
-  app.post('/control/slack/faults', async (request) => {
-    const fault = parseBody(faultSchema, request.body);
-    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
-    store.faults.push({
-      method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
-      kind,
-      remaining: fault.times,
-      retryAfter: fault.retryAfter,
-      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
-      delayMs: fault.delayMs,
-    });
-    return { ok: true, faults: store.faults };
-  });
-
-  app.delete('/control/slack/faults', async () => {
-    store.faults = [];
-    return { ok: true };
-  });
+  registerMethodFaultRoutes(app, '/control/slack/faults', store, 0);
 }
 
 /** `channel` and `thread_ts` (both optional) filters shared by /sent and /wait. */

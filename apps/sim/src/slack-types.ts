@@ -1,3 +1,5 @@
+import type { MethodFault } from './method-faults.ts';
+
 /**
  * Slack wire shapes the sim produces (Slack's Events API and Web API docs,
  * PLATFORMS.md §1), written here rather than imported from an SDK or adapter.
@@ -32,15 +34,7 @@ export interface SlackSentRecord {
   edits?: Array<{ text: string; editedAt: number }>;
 }
 
-export interface SlackFault {
-  /** Lower-case Web API method name, or '*'. */
-  method: string;
-  kind: '429' | '5xx' | 'delay';
-  remaining: number;
-  retryAfter: number;
-  status: number;
-  delayMs: number;
-}
+export type SlackFault = MethodFault;
 
 export interface SlackEvent {
   type: string;

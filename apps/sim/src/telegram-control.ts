@@ -9,23 +9,13 @@ import type { TelegramStore } from './telegram-store.ts';
 import type { SentRecord } from './telegram-types.ts';
 import { buildMessageUpdate, inboundMessageSchema } from './telegram-updates.ts';
 import { deliverUpdate, prepareDelivery, redeliver } from './telegram-webhook.ts';
+import { registerMethodFaultRoutes } from './method-faults.ts';
 
 export interface TelegramControlDeps {
   store: TelegramStore;
   hub: EventHub;
   shutdown: AbortSignal;
 }
-
-const faultSchema = z
-  .object({
-    /** A Bot API method name (any case), or '*' for every method. */
-    method: z.string().min(1),
-    kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
-    times: z.number().int().positive().default(1),
-    retryAfter: z.number().int().positive().default(1),
-    delayMs: z.number().int().nonnegative().max(300_000).default(1000),
-  })
-  .strict();
 
 const redeliverSchema = z.object({ update_id: z.number().int().nonnegative().optional() }).strict();
 
@@ -101,26 +91,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     return chatId === undefined ? store.actions : store.actions.filter((action) => String(action.chat_id) === String(chatId));
   });
 
-  app.get('/control/telegram/faults', async () => store.faults);
-
-  app.post('/control/telegram/faults', async (request) => {
-    const fault = parseBody(faultSchema, request.body);
-    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
-    store.faults.push({
-      method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
-      kind,
-      remaining: fault.times,
-      retryAfter: fault.retryAfter,
-      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
-      delayMs: fault.delayMs,
-    });
-    return { ok: true, faults: store.faults };
-  });
-
-  app.delete('/control/telegram/faults', async () => {
-    store.faults = [];
-    return { ok: true };
-  });
+  registerMethodFaultRoutes(app, '/control/telegram/faults', store, 1);
 }
 
 /** `chat_id` (optional) and `after_message_id` (optional) filters shared by /sent and /wait. */

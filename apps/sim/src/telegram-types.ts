@@ -1,3 +1,5 @@
+import type { MethodFault } from './method-faults.ts';
+
 /**
  * Bot API object shapes the sim produces (Bot API spec, "Available types"),
  * written here from the spec rather than imported from an SDK or an adapter.
@@ -83,14 +85,7 @@ export interface PendingDelivery {
   secretHeader: string | undefined;
 }
 
-export interface TelegramFault {
-  method: string;
-  kind: '429' | '5xx' | 'delay';
-  remaining: number;
-  retryAfter: number;
-  status: number;
-  delayMs: number;
-}
+export type TelegramFault = MethodFault;
 
 /** A Bot API failure, rendered as `{ok:false, error_code, description, parameters?}`. */
 export class TelegramApiError extends Error {

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { parseBody } from './parse-body.ts';
+
+/** A fault armed on one API method (or '*'): answer the next calls with 429, a 5xx, or after a delay. */
+export interface MethodFault {
+  /** Lower-case method name, or '*'. */
+  method: string;
+  kind: '429' | '5xx' | 'delay';
+  remaining: number;
+  retryAfter: number;
+  status: number;
+  delayMs: number;
+}
+
+/**
+ * `GET|POST|DELETE <path>` for the method-keyed fault switches that the
+ * Telegram Bot API and the Slack Web API share. `minRetryAfter` is the
+ * smallest retry delay the platform itself would ever ask for.
+ */
+export function registerMethodFaultRoutes(app: FastifyInstance, path: string, store: { faults: MethodFault[] }, minRetryAfter: number): void {
+  const faultSchema = z
+    .object({
+      /** An API method name (any case), or '*' for every method. */
+      method: z.string().min(1),
+      kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
+      times: z.number().int().positive().default(1),
+      retryAfter: z.number().int().min(minRetryAfter).default(1),
+      delayMs: z.number().int().nonnegative().max(300_000).default(1000),
+    })
+    .strict();
+
+  app.get(path, async () => store.faults);
+
+  app.post(path, async (request) => {
+    const fault = parseBody(faultSchema, request.body);
+    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
+    store.faults.push({
+      method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
+      kind,
+      remaining: fault.times,
+      retryAfter: fault.retryAfter,
+      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
+      delayMs: fault.delayMs,
+    });
+    return { ok: true, faults: store.faults };
+  });
+
+  app.delete(path, async () => {
+    store.faults = [];
+    return { ok: true };
+  });
+}

@@ -7,6 +7,7 @@ import { createDbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { compressConversation } from '../../apps/worker/src/compress-session.ts';
 import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
+import { createHistoryCache } from '../../apps/worker/src/history-cache.ts';
 import type { LeaseManager } from '../../apps/worker/src/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     summariser: agent.createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
     senders: new Map(),
+    history: createHistoryCache(db.db, 0),
     leases,
     log: log.child({ pid: process.pid }),
     workerId: `compress-once-${process.pid}`,

@@ -7,7 +7,7 @@ import type { MessageRow } from '@switchboard/db';
  * model reads them right before the user's words, and they exist only in
  * this request.
  */
-export function buildModelMessages(systemPrompt: string, history: MessageRow[], apiOnlyNotes: string[], newUserTexts: string[]): ChatCompletionMessageParam[] {
+export function buildModelMessages(systemPrompt: string, history: readonly MessageRow[], apiOnlyNotes: string[], newUserTexts: string[]): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: systemPrompt }];
   for (const row of history) messages.push(toModelMessage(row));
   for (const note of apiOnlyNotes) messages.push({ role: 'system', content: note });

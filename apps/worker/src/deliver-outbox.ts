@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadPendingOutbox, markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
+import { markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
@@ -19,17 +19,17 @@ const inlineRetries = 3;
 const maxAttempts = 10;
 
 /**
- * Sends a conversation's pending outbox rows in order (DESIGN §11). Stops at
- * the first row that must wait, so a later part never overtakes an earlier
- * one; the recovery sweep brings the conversation back when the row is due.
- * Only the conversation's lease holder calls this, so no row is sent twice
- * concurrently.
+ * Sends a conversation's pending outbox rows (oldest first, as read with the
+ * conversation's state or returned by the turn's commit) in order (DESIGN
+ * §11). Stops at the first row that must wait, so a later part never
+ * overtakes an earlier one; the recovery sweep brings the conversation back
+ * when the row is due. Only the conversation's lease holder calls this, so
+ * no row is sent twice concurrently.
  */
-export async function deliverPendingOutbox(deps: DeliveryDeps, conversationId: number): Promise<boolean> {
-  // Read back every time: the gateway writes notices to the outbox too (input cap, access), in between turns.
-  const rows: OutboxRowToSend[] = await loadPendingOutbox(deps.db, conversationId);
+export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly OutboxRowToSend[]): Promise<boolean> {
   for (const row of rows) {
-    if (row.nextAttemptAt.getTime() > Date.now()) return false;
+    // A row never tried is due whatever the clocks say; a retry waits for its time.
+    if (row.attempts > 0 && row.nextAttemptAt.getTime() > Date.now()) return false;
     const sender = deps.senders.get(row.platform);
     if (!sender) {
       await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);

@@ -1,5 +1,5 @@
 import { busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
-import { commitTurn, ensureCurrentSession, loadSession, resetConversationSession, setBusyMode, type ConversationRow, type InboundEventRow } from '@switchboard/db';
+import { commitTurn, ensureCurrentSession, loadSession, resetConversationSession, setBusyMode, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -34,10 +34,11 @@ const busyModeHelp: Record<string, string> = {
 
 /**
  * Runs a chat command (DESIGN §6, issue: chat commands) in arrival order
- * with the messages around it, and replies through the outbox.
+ * with the messages around it, and replies through the outbox; returns the
+ * rows waiting to be delivered.
  * `stoppedEventIds` holds the /stop events that actually cancelled a turn.
  */
-export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>): Promise<void> {
+export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>): Promise<OutboxRow[]> {
   const command = parseChatCommand(event.text);
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
@@ -84,7 +85,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       reply = `Unknown command ${command?.name === 'unknown' ? command.raw : event.text.split(/\s/)[0]}. ${helpText}`;
   }
   const sender = ctx.senders.get(conversation.platform);
-  await commitTurn(ctx.db, {
+  const committed = await commitTurn(ctx.db, {
     conversationId: conversation.id,
     sessionId: conversation.currentSessionId ?? 0,
     status: 'completed',
@@ -92,4 +93,5 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     messages: [],
     replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
   });
+  return committed.outbox;
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { loadConversation, loadPendingInbound, pendingInputAges, StaleTurnCutOff } from '@switchboard/db';
+import { hasPendingWork, loadTurnState, pendingInputAges, StaleTurnCutOff, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import { compressConversation } from './compress-session.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
@@ -44,7 +44,6 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
         const result = await compressConversation(ctx, conversationId, { force: true });
         ctx.log.info({ conversationId, outcome: result.outcome }, 'operator compaction');
       }
-      await deliverPendingOutbox(ctx, conversationId);
       await drainConversation(ctx, conversationId);
     } finally {
       clearInterval(renewal);
@@ -52,8 +51,7 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
       await ctx.leases.release(lease);
     }
     if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
-    const late = await loadPendingInbound(ctx.db, conversationId, 1);
-    if (late.length === 0) return 'ran';
+    if (!(await hasPendingWork(ctx.sql, conversationId))) return 'ran';
   }
 }
 
@@ -69,11 +67,11 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
     const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
     waiting = undefined;
     ctx.running.set(conversationId, active);
-    const [conversation, pending] = await Promise.all([
-      loadConversation(ctx.db, conversationId),
-      loadPendingInbound(ctx.db, conversationId, maxInputPerTurn * 2),
-    ]);
-    if (!conversation) return;
+    const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
+    if (!state) return;
+    // Older replies and notices go out before anything this pass produces.
+    if (state.outbox.length > 0) await deliverPendingOutbox(ctx, state.outbox);
+    const { conversation, pending } = state;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
     active.mode = mode;
     const platform = conversation.platform as Platform;
@@ -83,15 +81,16 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
       maxInputPerTurn,
     );
     if (work.kind === 'idle') return;
+    let toDeliver: OutboxRow[];
     if (work.kind === 'command') {
-      await handleCommand(ctx, conversation, work.event, stoppedEventIds);
+      toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds);
     } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
       waiting = active;
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
       try {
-        await runTurn(ctx, conversation, work.events, active);
+        toDeliver = await runTurn(ctx, state, work.events, active);
       } catch (error) {
         if (!(error instanceof StaleTurnCutOff)) throw error;
         // A lost worker's turn was just cut off and counted: suspend if that was one restart too many, then read again.
@@ -103,7 +102,8 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
       if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') return;
     }
     ctx.running.delete(conversationId);
-    await deliverPendingOutbox(ctx, conversationId);
+    // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
+    await deliverPendingOutbox(ctx, toDeliver);
   }
 }
 

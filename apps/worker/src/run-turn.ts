@@ -1,5 +1,5 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
-import { apiOnlyNotes, estimateMessageTokens, findToolTail, parseChatCommand, splitMessage, trimOldestToFit } from '@switchboard/core';
+import { apiOnlyNotes, estimateMessageTokens, estimateRequestTokens, findToolTail, needsCompression, parseChatCommand, splitMessage, trimOldestToFit } from '@switchboard/core';
 import {
   acknowledgeRecoveryNote,
   beginTurn,
@@ -8,10 +8,12 @@ import {
   loadConversation,
   loadPendingInbound,
   loadSession,
-  loadSessionMessages,
   type ConversationRow,
   type InboundEventRow,
   type NewTranscriptMessage,
+  type OutboxRow,
+  type SessionRow,
+  type TurnState,
 } from '@switchboard/db';
 import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
@@ -31,38 +33,32 @@ export const notices = {
 
 /**
  * Runs one turn for `input` (pending inbound events, oldest first) and commits
- * its result. The caller holds the conversation's lease and registered
- * `active` before reading `input`.
+ * its result; returns the outbox rows now waiting to be delivered. The caller
+ * holds the conversation's lease, registered `active` before reading `input`,
+ * and passes the state it read `input` with.
  */
-export async function runTurn(ctx: WorkerContext, conversation: ConversationRow, input: InboundEventRow[], active: ActiveTurn): Promise<void> {
+export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRow[]> {
+  const { conversation } = state;
   const conversationId = conversation.id;
   // First message after a restart-loop suspension: a fresh session starts here, and the user is told once (DESIGN §9).
   const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
   const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
-  let sessionId = await ensureCurrentSession(ctx.db, conversation);
-  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId, sessionId });
-  let session = await loadSession(ctx.db, sessionId);
-  if (session && session.status !== 'active') {
-    // Reset, resumed or compressed since the conversation row was read: follow the pointer to the current session.
-    const current = await loadConversation(ctx.db, conversationId);
-    if (current) sessionId = await ensureCurrentSession(ctx.db, current);
-    session = await loadSession(ctx.db, sessionId);
-  }
+  let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
   const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
-  const requestTokens = () => ctx.fixedRequestTokens + (session?.tokenEstimate ?? 0) + inputTokens;
+  const requestTokens = () => estimateRequestTokens({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens });
 
   // Preflight compression (DESIGN §8): the estimate is kept per session, so this check is O(new input).
   let compressed = false;
-  if (requestTokens() >= contextTokens * ctx.config.COMPRESSION_THRESHOLD) {
+  if (needsCompression({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens, contextTokens, threshold: ctx.config.COMPRESSION_THRESHOLD })) {
     const result = await compressConversation(ctx, conversationId, { force: false, signal: active.controller.signal });
     compressed = result.outcome === 'compressed';
     // Winner, loser or failure: go on with whatever session is current now.
     const current = await loadConversation(ctx.db, conversationId);
-    sessionId = current?.currentSessionId ?? sessionId;
-    session = await loadSession(ctx.db, sessionId);
+    if (current) session = await resolveCurrentSession(ctx, current);
   }
+  const sessionId = session.id;
 
-  const [history, begun] = await Promise.all([loadSessionMessages(ctx.db, sessionId), beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })]);
+  const [history, begun] = await Promise.all([ctx.history.load(session), beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })]);
   const { turnId } = begun;
   const startedAt = performance.now();
   await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
@@ -71,7 +67,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   // API-only notes (DESIGN §7, §9): built for this request, never stored.
   const notes: string[] = [];
   const tail = findToolTail(history);
-  const recoveryKey = tail && tail.key !== session?.recoveryAckKey ? tail.key : null;
+  const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
   if (recoveryKey) notes.push(apiOnlyNotes.recovery);
   if (begun.resumesCutOffTurn) notes.push(apiOnlyNotes.resume);
 
@@ -86,7 +82,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
     const trimmed = trimOldestToFit(summary ? history.slice(1) : history, budget);
     sentHistory = summary ? [summary, ...trimmed.sent] : trimmed.sent;
     ctx.metrics.countTrimmedRequest(trimmed.dropped);
-    log.warn({ dropped: trimmed.dropped, sessionTokens: session?.tokenEstimate }, 'request over the context; oldest messages left out of this request');
+    log.warn({ dropped: trimmed.dropped, sessionTokens: session.tokenEstimate }, 'request over the context; oldest messages left out of this request');
   }
 
   const last = input[input.length - 1] as InboundEventRow;
@@ -140,7 +136,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   // with the resume note, exactly as after a crash (DESIGN §9).
   if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
     log.info({ reason: active.stopReason }, 'turn cut off; left for resume');
-    return;
+    return [];
   }
 
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
@@ -152,7 +148,7 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   const replyTexts = [...(suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
   active.outcome = status;
-  await commitTurn(ctx.db, {
+  const committed = await commitTurn(ctx.db, {
     turnId,
     conversationId,
     sessionId,
@@ -166,6 +162,25 @@ export async function runTurn(ctx: WorkerContext, conversation: ConversationRow,
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
   log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  return committed.outbox;
+}
+
+/**
+ * The slow path, when the state read found no active current session: the
+ * conversation's first turn (the session is created here), or a reset,
+ * resume or compression that moved the pointer since. Follows the pointer.
+ */
+async function resolveCurrentSession(ctx: WorkerContext, conversation: ConversationRow): Promise<SessionRow> {
+  let sessionId = await ensureCurrentSession(ctx.db, conversation);
+  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId });
+  let session = await loadSession(ctx.db, sessionId);
+  if (session?.status !== 'active') {
+    const current = await loadConversation(ctx.db, conversation.id);
+    if (current) sessionId = await ensureCurrentSession(ctx.db, current);
+    session = await loadSession(ctx.db, sessionId);
+  }
+  if (!session) throw new Error(`session ${sessionId} of conversation ${conversation.id} not found`);
+  return session;
 }
 
 class TurnStoppedBeforeModel extends Error {}

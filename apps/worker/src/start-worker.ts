@@ -10,6 +10,7 @@ import { createDiscordSender, createSlackSender, createTelegramSender, type Plat
 import { createRedisConnection, createTurnQueue, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
+import { createHistoryCache } from './history-cache.ts';
 import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
 import { applyRestartRules } from './restart-guard.ts';
@@ -59,6 +60,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
     senders,
+    history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
     leases: createLeaseManager(redis, config.REDIS_PREFIX),
     log: log.child({ workerId }),
     workerId,

@@ -5,6 +5,7 @@ import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
 import type { ActiveTurn } from './active-turn.ts';
+import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -18,6 +19,8 @@ export interface WorkerContext {
   /** Tokens every request carries besides the session: system prompt and tool schemas. */
   fixedRequestTokens: number;
   senders: Map<string, PlatformSender>;
+  /** Transcripts kept in memory across turns, so a turn reads only what is new. */
+  history: HistoryCache;
   leases: LeaseManager;
   log: Logger;
   workerId: string;

@@ -128,6 +128,8 @@ export const workerEnvSchema = z
     /** How long to wait for the next part after a near-limit part of a long paste (DESIGN §4); 0 turns merging off. */
     PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
     MAX_TOOL_ITERATIONS: positiveInt(8),
+    /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
+    HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
     /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
     DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
     /** Worker heartbeat period, and the silence after which a worker is declared dead (DESIGN §9). */

@@ -8,3 +8,4 @@ export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-
 export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';
 export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';
 export { decideAccess, type AccessPolicy, type AccessRequest } from './access-policy.ts';
+export { estimateRequestTokens, needsCompression, type PreflightInput } from './preflight.ts';

@@ -1,17 +1,8 @@
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Database, Sql } from '../client.ts';
 import { outbox } from '../schema/outbox.ts';
 
 export type OutboxRow = typeof outbox.$inferSelect;
-
-/** Pending rows of one conversation, oldest first: delivery order is reply order. */
-export async function loadPendingOutbox(db: Database, conversationId: number): Promise<OutboxRow[]> {
-  return db
-    .select()
-    .from(outbox)
-    .where(and(eq(outbox.conversationId, conversationId), eq(outbox.status, 'pending')))
-    .orderBy(asc(outbox.id));
-}
 
 /** Marks a part sent; a delivered reply also clears the conversation's restart counter (DESIGN §9). */
 export async function markOutboxSent(db: Database, id: number, platformMessageId: string): Promise<void> {

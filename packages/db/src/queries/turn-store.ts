@@ -1,10 +1,12 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { inboundEvents } from '../schema/inbound-events.ts';
 import { messages, type StoredToolCall } from '../schema/messages.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { TurnStatus } from '../schema/turns.ts';
+import type { OutboxRow } from './outbox-store.ts';
+import { toOutbox, type JsonRow } from './row-mappers.ts';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type InboundEventRow = typeof inboundEvents.$inferSelect;
@@ -49,8 +51,9 @@ export async function loadPendingInbound(db: Database, conversationId: number, l
     .limit(limit);
 }
 
-export async function loadSessionMessages(db: Database, sessionId: number): Promise<MessageRow[]> {
-  return db.select().from(messages).where(eq(messages.sessionId, sessionId)).orderBy(asc(messages.seq));
+export async function loadSessionMessages(db: Database, sessionId: number, afterSeq = 0): Promise<MessageRow[]> {
+  const where = afterSeq > 0 ? and(eq(messages.sessionId, sessionId), gt(messages.seq, afterSeq)) : eq(messages.sessionId, sessionId);
+  return db.select().from(messages).where(where).orderBy(asc(messages.seq));
 }
 
 export interface BegunTurn {
@@ -154,11 +157,12 @@ export interface CommitTurnInput {
 /**
  * Writes everything a turn produced atomically (DESIGN §11): the transcript
  * entries with consecutive per-session sequence numbers, the consumed inbound
- * events marked done, the outbox rows, and the turn's end. One statement of
+ * events marked done, the outbox rows, and the turn's end. Returns the
+ * conversation's pending outbox rows, so delivery needs no second read. One statement of
  * data-modifying CTEs rather than a transaction of seven, because it runs on
  * every turn and each round trip is paid in reply latency.
  */
-export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outboxIds: number[] }> {
+export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outbox: OutboxRow[] }> {
   const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
   const messageRows = input.messages.map((m, i) => ({
     ord: i + 1,
@@ -174,7 +178,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
-  const [row] = await db.execute<{ outbox_ids: string[] | null }>(sql`
+  const [row] = await db.execute<{ outbox: JsonRow[] | null }>(sql`
     with s as (
       update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
       where id = ${input.sessionId} and ${count}::int > 0
@@ -197,12 +201,16 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text)
       select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text
       from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(platform text, target jsonb, chunk_index int, text text)
-      returning id
+      returning *
     ), t as (
       update turns set status = ${input.status}, error = ${input.error ?? null}, ended_at = now()
       where id = ${turnId}
       returning 1
     )
-    select (select array_agg(id order by id) from o) as outbox_ids`);
-  return { outboxIds: (row?.outbox_ids ?? []).map(Number) };
+    -- Everything now waiting to go out, in order: earlier notices (from the statement's snapshot) and this turn's parts.
+    select coalesce((select json_agg(x order by x.id) from (
+      select * from outbox where conversation_id = ${input.conversationId} and status = 'pending'
+      union all select * from o
+    ) x), '[]') as outbox`);
+  return { outbox: (row?.outbox ?? []).map(toOutbox) };
 }

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitTurn, createDbClient, ensureCurrentSession, loadConversation, loadSession, loadSessionMessages, storeInboundEvent, type DbClient } from '@switchboard/db';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/test-env.ts';
+import { createHistoryCache } from './history-cache.ts';
+
+let database: TestDatabase;
+let client: DbClient;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  client = createDbClient(database.url, { max: 2 });
+});
+afterAll(async () => {
+  await client?.close();
+  await database?.drop();
+});
+
+async function newSession(chatId: string): Promise<{ conversationId: number; sessionId: number }> {
+  const stored = await storeInboundEvent(client.sql, {
+    platform: 'telegram', accountId: 'bot', eventId: `start-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
+    chatId, threadId: '', userScope: '', userId: 'u', text: 'start', replyTarget: {}, refuseAtPending: null,
+  });
+  const conversation = await loadConversation(client.db, stored.conversationId);
+  return { conversationId: stored.conversationId, sessionId: await ensureCurrentSession(client.db, conversation!) };
+}
+
+async function say(ids: { conversationId: number; sessionId: number }, ...texts: string[]): Promise<void> {
+  await commitTurn(client.db, {
+    conversationId: ids.conversationId, sessionId: ids.sessionId, status: 'completed', inboundEventIds: [], replies: [],
+    messages: texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content, tokens: 1 })),
+  });
+}
+
+const sessionRow = async (sessionId: number) => (await loadSession(client.db, sessionId))!;
+
+describe('history cache', () => {
+  it('gives the whole transcript in order as it grows, turn after turn', async () => {
+    const cache = createHistoryCache(client.db, 1000);
+    const ids = await newSession('201');
+    await say(ids, 'one', 'two');
+    expect((await cache.load(await sessionRow(ids.sessionId))).map((m) => m.content)).toEqual(['one', 'two']);
+    await say(ids, 'three', 'four');
+    await say(ids, 'five');
+    const history = await cache.load(await sessionRow(ids.sessionId));
+    expect(history.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four', 'five']);
+    expect(history).toEqual(await loadSessionMessages(client.db, ids.sessionId));
+    expect(cache.size).toBe(5);
+  });
+
+  it('reads the session again when a session row is older than what it holds, and keeps nothing inconsistent', async () => {
+    const cache = createHistoryCache(client.db, 1000);
+    const ids = await newSession('202');
+    await say(ids, 'a', 'b');
+    const stale = await sessionRow(ids.sessionId);
+    await say(ids, 'c');
+    // The row says 2 messages but 3 are stored: the answer is what is stored, and it is not cached as "2".
+    expect((await cache.load(stale)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+    expect(cache.size).toBe(0);
+    expect((await cache.load(await sessionRow(ids.sessionId))).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+    expect(cache.size).toBe(3);
+  });
+
+  it('stays within its bound, least recently used out first, and still answers correctly', async () => {
+    const cache = createHistoryCache(client.db, 4);
+    const first = await newSession('203');
+    const second = await newSession('204');
+    await say(first, '1a', '1b', '1c');
+    await say(second, '2a', '2b');
+    await cache.load(await sessionRow(first.sessionId));
+    await cache.load(await sessionRow(second.sessionId));
+    expect(cache.size).toBe(2);
+    expect((await cache.load(await sessionRow(first.sessionId))).map((m) => m.content)).toEqual(['1a', '1b', '1c']);
+    expect(cache.size).toBeLessThanOrEqual(4);
+    const off = createHistoryCache(client.db, 0);
+    expect((await off.load(await sessionRow(second.sessionId))).map((m) => m.content)).toEqual(['2a', '2b']);
+    expect(off.size).toBe(0);
+  });
+});

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-env.ts';
+import { createDbClient, type DbClient } from '../client.ts';
+import { loadSession } from './session-store.ts';
+import { hasPendingWork, loadTurnState } from './turn-state.ts';
+import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-store.ts';
+import { storeInboundEvent } from './store-inbound.ts';
+
+let database: TestDatabase;
+let client: DbClient;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  client = createDbClient(database.url, { max: 2 });
+});
+afterAll(async () => {
+  await client?.close();
+  await database?.drop();
+});
+
+async function storeMessage(chatId: string, eventId: string, text: string) {
+  return storeInboundEvent(client.sql, {
+    platform: 'telegram',
+    accountId: 'bot',
+    eventId,
+    conversationKey: `telegram:bot:${chatId}::`,
+    chatId,
+    threadId: '',
+    userScope: '',
+    userId: 'u1',
+    text,
+    replyTarget: { chat_id: Number(chatId), reply_to: { message_id: 7 } },
+    refuseAtPending: null,
+  });
+}
+
+describe('loadTurnState', () => {
+  it('returns the same rows, with the same types, as the separate drizzle reads', async () => {
+    const first = await storeMessage('101', 'e1', 'hello');
+    await storeMessage('101', 'e2', 'and more');
+    const conversation = await loadConversation(client.db, first.conversationId);
+    const sessionId = await ensureCurrentSession(client.db, conversation!);
+    const { turnId } = await beginTurn(client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1' });
+    await commitTurn(client.db, {
+      turnId,
+      conversationId: first.conversationId,
+      sessionId,
+      status: 'completed',
+      inboundEventIds: [first.inboundEventId],
+      messages: [{ role: 'user', content: 'hello', tokens: 2, inboundEventId: first.inboundEventId }],
+      replies: [{ platform: 'telegram', target: { chat_id: 101 }, chunks: ['part one', 'part two'] }],
+    });
+
+    const state = await loadTurnState(client.sql, first.conversationId, 10);
+    expect(state?.conversation).toEqual(await loadConversation(client.db, first.conversationId));
+    expect(state?.session).toEqual(await loadSession(client.db, sessionId));
+    expect(state?.pending).toEqual(await loadPendingInbound(client.db, first.conversationId, 10));
+    expect(state?.pending.map((e) => e.text)).toEqual(['and more']);
+    expect(state?.pending[0]?.receivedAt).toBeInstanceOf(Date);
+    expect(state?.outbox.map((o) => o.text)).toEqual(['part one', 'part two']);
+    expect(state?.lastTurn).toMatchObject({ id: turnId, status: 'completed', sessionId, cutOffAt: null });
+    expect(await hasPendingWork(client.sql, first.conversationId)).toBe(true);
+  });
+
+  it('knows a conversation without a session or turns, and answers undefined for an unknown one', async () => {
+    const stored = await storeMessage('102', 'e3', 'first words');
+    const state = await loadTurnState(client.sql, stored.conversationId, 10);
+    expect(state?.session).toBeUndefined();
+    expect(state?.lastTurn).toBeUndefined();
+    expect(state?.outbox).toEqual([]);
+    expect(state?.pending).toHaveLength(1);
+    expect(await loadTurnState(client.sql, 987_654, 10)).toBeUndefined();
+  });
+
+  it('returns, from the commit, every reply still waiting, oldest first', async () => {
+    const stored = await storeMessage('103', 'e4', 'hi');
+    const conversation = await loadConversation(client.db, stored.conversationId);
+    const sessionId = await ensureCurrentSession(client.db, conversation!);
+    const commit = (eventIds: number[], chunks: string[]) =>
+      commitTurn(client.db, { conversationId: stored.conversationId, sessionId, status: 'completed', inboundEventIds: eventIds, messages: [], replies: [{ platform: 'telegram', target: {}, chunks }] });
+    await commit([], ['an earlier notice']);
+    const { outbox } = await commit([stored.inboundEventId], ['the reply']);
+    expect(outbox.map((o) => o.text)).toEqual(['an earlier notice', 'the reply']);
+    expect(outbox[1]?.createdAt).toBeInstanceOf(Date);
+    expect(await hasPendingWork(client.sql, stored.conversationId)).toBe(true);
+    await client.sql`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
+    expect(await hasPendingWork(client.sql, stored.conversationId)).toBe(false);
+  });
+});

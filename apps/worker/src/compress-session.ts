@@ -4,8 +4,8 @@ import {
   commitCompression,
   ensureCurrentSession,
   loadConversation,
+  loadMessagesForCompression,
   loadSession,
-  loadSessionMessages,
   recordCompressionFailure,
   tryLockSessionForCompression,
   type SessionLock,
@@ -24,6 +24,14 @@ export interface CompressionResult {
 /** A compression must cut at least this share of the tokens to count as shrinking. */
 const minimumShrink = 0.9;
 
+/** What one compression spent waiting on the model, and what it did: filled in as it goes, read once it returns. */
+interface CompressionTrace {
+  summariserMs: number;
+  summarised: number;
+  kept: number;
+  shrunk: boolean;
+}
+
 /**
  * The one compression path (DESIGN §8): preflight, /compact and the admin
  * action all come here. `force` (a person asked) ignores the backoff and the
@@ -32,8 +40,37 @@ const minimumShrink = 0.9;
  * committed whatever happens, because the commit is safe and the work is
  * not thrown away. The caller re-reads the conversation afterwards: whatever
  * the outcome, the current session is the one to continue with.
+ *
+ * Timed here, around the whole call (lock release included), because issue 4
+ * asks for the gateway's own share of a compression: everything from start to
+ * return except the summariser call, which is the model's time.
  */
 export async function compressConversation(ctx: WorkerContext, conversationId: number, options: { force: boolean; signal?: AbortSignal }): Promise<CompressionResult> {
+  const started = performance.now();
+  const trace: CompressionTrace = { summariserMs: 0, summarised: 0, kept: 0, shrunk: false };
+  const result = await runCompression(ctx, conversationId, options, trace);
+  if (result.outcome === 'compressed') {
+    const gatewayMs = performance.now() - started - trace.summariserMs;
+    ctx.metrics.observeCompressionGateway(gatewayMs);
+    ctx.log.info(
+      {
+        conversationId,
+        oldSessionId: result.oldSessionId,
+        childSessionId: result.childSessionId,
+        summarised: trace.summarised,
+        kept: trace.kept,
+        shrunk: trace.shrunk,
+        gatewayMs: Math.round(gatewayMs),
+        summariserMs: Math.round(trace.summariserMs),
+      },
+      'session compressed',
+    );
+  }
+  return result;
+}
+
+/** compressConversation's steps (DESIGN §8 1–5), reporting the summariser's time and the sizes through `trace`. */
+async function runCompression(ctx: WorkerContext, conversationId: number, options: { force: boolean; signal?: AbortSignal }, trace: CompressionTrace): Promise<CompressionResult> {
   const conversation = await loadConversation(ctx.db, conversationId);
   if (!conversation) return { outcome: 'not_needed' };
   const sessionId = await ensureCurrentSession(ctx.db, conversation);
@@ -56,7 +93,7 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
     return { outcome: 'locked', oldSessionId: sessionId };
   }
   try {
-    const messages = await loadSessionMessages(ctx.db, sessionId);
+    const messages = await loadMessagesForCompression(ctx.sql, sessionId);
     const keepBudget = Math.floor(ctx.config.MODEL_CONTEXT_TOKENS * ctx.config.COMPRESSION_KEEP_RATIO);
     const plan = planCompression(messages, keepBudget);
     if (!plan) return { outcome: 'not_needed', oldSessionId: sessionId };
@@ -64,17 +101,22 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
     const tail = findToolTail(messages);
     const unread = new Set<number>();
     if (tail) for (let i = messages.length - tail.count; i < plan.summarise.length; i++) unread.add(i);
-    const started = performance.now();
+    const transcript = renderTranscriptForSummary(plan.summarise, unread);
+    const asked = performance.now();
     let summary: string;
     try {
-      summary = await ctx.summariser.summarise(renderTranscriptForSummary(plan.summarise, unread));
+      summary = await ctx.summariser.summarise(transcript);
     } catch (error) {
+      trace.summariserMs = performance.now() - asked;
+      ctx.metrics.observeCompressionSummariser('failed', trace.summariserMs);
       if (!(error instanceof AgentError)) throw error;
       const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, ctx.config.COMPRESSION_BACKOFF_MS, ctx.config.COMPRESSION_MAX_ATTEMPTS);
       ctx.metrics.countCompression('failed');
       ctx.log.warn({ conversationId, sessionId, failures, blocked, err: error.cause }, 'summariser failed; continuing without compression');
       return { outcome: 'failed', oldSessionId: sessionId };
     }
+    trace.summariserMs = performance.now() - asked;
+    ctx.metrics.observeCompressionSummariser('ok', trace.summariserMs);
     const summaryTokens = estimateMessageTokens(summary);
     const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
     const shrunk = summaryTokens + keptTokens < session.tokenEstimate * minimumShrink;
@@ -95,10 +137,7 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
       return { outcome: 'rotated', oldSessionId: sessionId };
     }
     ctx.metrics.countCompression('done');
-    ctx.log.info(
-      { conversationId, oldSessionId: sessionId, childSessionId, summarised: plan.summarise.length, kept: plan.keep.length, shrunk, gatewayMs: Math.round(performance.now() - started) },
-      'session compressed',
-    );
+    Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
     await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
     return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
   } finally {

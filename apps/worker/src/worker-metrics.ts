@@ -6,6 +6,10 @@ export interface WorkerMetrics {
   observeTurn(outcome: string, seconds: number): void;
   countRecoveryNote(kind: 'recovery' | 'resume'): void;
   countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'failed'): void;
+  /** A committed compression's own work: the whole call minus the summariser's time (issue 4: < 100 ms). */
+  observeCompressionGateway(ms: number): void;
+  /** One summariser call, answered ('ok') or failed / timed out ('failed'). */
+  observeCompressionSummariser(outcome: 'ok' | 'failed', ms: number): void;
   countTrimmedRequest(droppedMessages: number): void;
   countRestartIncrements(conversations: number): void;
   countSuspension(reason: string): void;
@@ -32,6 +36,21 @@ export function createWorkerMetrics(): WorkerMetrics {
   });
   const notes = new Counter({ name: 'switchboard_api_only_notes_total', help: 'API-only notes sent to the model', labelNames: ['kind'], registers: [registry] });
   const compressions = new Counter({ name: 'switchboard_compressions_total', help: 'Compressions by outcome', labelNames: ['outcome'], registers: [registry] });
+  // Fine buckets from 1 ms: the gateway's own part is tens of milliseconds, the model's seconds.
+  const compressionBuckets = [0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
+  const compressionGateway = new Histogram({
+    name: 'switchboard_compression_gateway_seconds',
+    help: 'Committed compressions: time of compressConversation from start to return, minus the summariser call',
+    buckets: compressionBuckets,
+    registers: [registry],
+  });
+  const compressionSummariser = new Histogram({
+    name: 'switchboard_compression_summariser_seconds',
+    help: 'Summariser (model) calls made by compression, by outcome',
+    labelNames: ['outcome'],
+    buckets: compressionBuckets,
+    registers: [registry],
+  });
   const trimmed = new Counter({
     name: 'switchboard_requests_trimmed_total',
     help: 'Model requests sent with the oldest messages left out because compression could not run',
@@ -48,6 +67,8 @@ export function createWorkerMetrics(): WorkerMetrics {
     countRestartIncrements: (n) => restarts.inc(n),
     countSuspension: (reason) => suspensions.inc({ reason }),
     countCompression: (outcome) => compressions.inc({ outcome }),
+    observeCompressionGateway: (ms) => compressionGateway.observe(ms / 1000),
+    observeCompressionSummariser: (outcome, ms) => compressionSummariser.observe({ outcome }, ms / 1000),
     countTrimmedRequest: (dropped) => {
       trimmed.inc();
       trimmedMessages.inc(dropped);

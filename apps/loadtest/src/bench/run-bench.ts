@@ -8,6 +8,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../../scripts/lib/processes.ts';
 import { renderBenchReport, type BenchFigures } from './bench-report.ts';
+import { measureCompressionCost } from './compression-cost.ts';
 import { measureCostGrowth } from './cost-growth.ts';
 import { monotonicNowUs, summarizeCpuProfile } from './cpu-profile.ts';
 import { readRssMiB, startRssSampler } from './process-stats.ts';
@@ -17,8 +18,8 @@ import { measureInterruptLatency, measureTurnOverhead } from './turn-scenarios.t
 
 const quick = process.argv.includes('--quick');
 const plan = quick
-  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, interrupts: 20 }
-  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, interrupts: 100 };
+  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, interrupts: 20, compressions: 2 }
+  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, interrupts: 100, compressions: 5 };
 const log = (line: string) => console.log(line);
 
 function measured(sut: SystemUnderTest): MeasuredSystem {
@@ -115,6 +116,8 @@ async function main(): Promise<void> {
     const interrupt = await measureInterruptLatency(sut, plan.interrupts);
     figures.turns = { overhead: overhead.overhead, endToEnd: overhead.endToEnd, interrupt };
     figures.cost = await measureCostGrowth(sut, { turns: plan.costTurns, historySizes: plan.history, conversationCounts: plan.conversations, log });
+    log(`bench: compression of a 200k-token session (/compact), ${plan.compressions} samples after a warm-up`);
+    figures.compression = await measureCompressionCost(sut, { samples: plan.compressions, log });
   });
 
   const report = renderBenchReport({

@@ -17,6 +17,8 @@ export interface SystemUnderTest {
   inboundSimUrls: string[];
   gatewayUrl: string;
   gatewayUrls: string[];
+  /** Each worker's health server (`/healthz`, `/metrics`), in the order of `workers`. */
+  workerUrls: string[];
   databaseUrl: string;
   /** Postgres backends show it in their command line (CPU accounting). */
   databaseName: string;
@@ -110,6 +112,7 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
   const gatewayEnv = { USER_RATE_LIMIT_PER_MINUTE: '0', ...options.gatewayEnv };
   const gateways = gatewayPorts.map((port, i) => start(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...gatewayEnv, PORT: String(port) }));
   const workerPorts = await Promise.all(Array.from({ length: options.workers }, () => getFreePort()));
+  const workerUrls = workerPorts.map((port) => `http://127.0.0.1:${port}`);
   const workers = workerPorts.map((port, i) => start(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }));
   const processes = [...sims, ...gateways, ...workers];
   const stopAll = async () => {
@@ -122,7 +125,7 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     await Promise.all([
       ...sims.map((p, i) => waitForHttp(`${inboundSimUrls[i]}/control/health`, 90_000, p)),
       ...gateways.map((p, i) => waitForHttp(`${gatewayUrls[i]}/readyz`, 90_000, p)),
-      ...workers.map((p, i) => waitForHttp(`http://127.0.0.1:${workerPorts[i]}/healthz`, 90_000, p)),
+      ...workers.map((p, i) => waitForHttp(`${workerUrls[i]}/healthz`, 90_000, p)),
     ]);
   } catch (error) {
     await stopAll();
@@ -136,6 +139,7 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     inboundSimUrls,
     gatewayUrl: gatewayUrls[0] as string,
     gatewayUrls,
+    workerUrls,
     databaseUrl: databaseUrl.toString(),
     databaseName: dbName,
     redisUrl,

@@ -43,6 +43,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
       status: result.status,
       body: result.body,
       ackMs: result.ackMs,
+      postedAt: result.postedAt,
       ...(result.error ? { error: result.error } : {}),
     };
   });

@@ -104,7 +104,7 @@ describe('webhook delivery', () => {
     expect(undelivered).toEqual([update]);
 
     const redelivered = await post('/control/telegram/redeliver', {});
-    expect(redelivered.json).toEqual([{ update_id: update.update_id, status: 200, body: { status: 200 }, ackMs: expect.any(Number) }]);
+    expect(redelivered.json).toEqual([{ update_id: update.update_id, status: 200, body: { status: 200 }, ackMs: expect.any(Number), postedAt: expect.any(Number) }]);
     expect(gateway.received).toHaveLength(2);
     expect(gateway.received[1]?.raw).toBe(gateway.received[0]?.raw);
     expect(gateway.received[1]?.headers['x-telegram-bot-api-secret-token']).toBe(secret);

@@ -14,6 +14,8 @@ export interface DeliveryResult {
   status: number;
   body: unknown;
   ackMs: number;
+  /** When the POST started (ms since epoch, the simulator's clock, like a sent message's sentAt). */
+  postedAt: number;
   error?: string;
 }
 
@@ -40,6 +42,7 @@ export async function deliverUpdate(
   shutdown: AbortSignal,
 ): Promise<DeliveryResult> {
   const startedAt = performance.now();
+  const postedAt = Date.now();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (entry.secretHeader !== undefined) headers[secretHeaderName] = entry.secretHeader;
   let result: DeliveryResult;
@@ -51,9 +54,9 @@ export async function deliverUpdate(
       signal: AbortSignal.any([shutdown, AbortSignal.timeout(webhookTimeoutMs)]),
     });
     const body = parseAnswer(await response.text());
-    result = { update_id: entry.update.update_id, status: response.status, body, ackMs: elapsed(startedAt) };
+    result = { update_id: entry.update.update_id, status: response.status, body, ackMs: elapsed(startedAt), postedAt };
   } catch (error) {
-    result = { update_id: entry.update.update_id, status: 0, body: null, ackMs: elapsed(startedAt), error: describeFetchError(error) };
+    result = { update_id: entry.update.update_id, status: 0, body: null, ackMs: elapsed(startedAt), postedAt, error: describeFetchError(error) };
   }
 
   if (result.status >= 200 && result.status < 300) {

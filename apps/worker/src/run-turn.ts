@@ -1,9 +1,20 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
-import { apiOnlyNotes, estimateMessageTokens, estimateRequestTokens, findToolTail, needsCompression, parseChatCommand, splitMessage, trimOldestToFit } from '@switchboard/core';
+import {
+  apiOnlyNotes,
+  estimateMessageTokens,
+  estimateRequestTokens,
+  findToolTail,
+  needsCompression,
+  parseChatCommand,
+  resumesCutOffTurn,
+  splitMessage,
+  trimOldestToFit,
+} from '@switchboard/core';
 import {
   acknowledgeRecoveryNote,
   beginTurn,
   commitTurn,
+  cutOffStaleTurn,
   ensureCurrentSession,
   loadConversation,
   loadPendingInbound,
@@ -58,18 +69,26 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   }
   const sessionId = session.id;
 
-  const [history, begun] = await Promise.all([ctx.history.load(session), beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })]);
-  const { turnId } = begun;
+  // The last turn still running can only be a lost worker's (this process holds the lease): cut it off first.
+  if (state.lastTurn?.status === 'running') await cutOffStaleTurn(ctx.db, conversationId);
+  const resumes = resumesCutOffTurn(state.lastTurn, session);
+  // The running-turn row is written while the model works: nothing in the request depends on it.
+  const begin = beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId }).then(async (begun) => {
+    await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId: begun.turnId });
+    return begun;
+  });
+  // Awaited before the commit; this only keeps an early exit from leaving its failure unhandled.
+  begin.catch(() => undefined);
+  const history = await ctx.history.load(session);
   const startedAt = performance.now();
-  await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId });
-  const log = ctx.log.child({ conversationId, turnId });
+  const log = ctx.log.child({ conversationId, sessionId });
 
   // API-only notes (DESIGN §7, §9): built for this request, never stored.
   const notes: string[] = [];
   const tail = findToolTail(history);
   const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
   if (recoveryKey) notes.push(apiOnlyNotes.recovery);
-  if (begun.resumesCutOffTurn) notes.push(apiOnlyNotes.resume);
+  if (resumes) notes.push(apiOnlyNotes.resume);
 
   // Compression could not bring the request under the context: leave the
   // oldest messages out of this one request (never out of the transcript).
@@ -111,7 +130,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
           ctx.metrics.countRecoveryNote('recovery');
           await acknowledgeRecoveryNote(ctx.db, sessionId, recoveryKey);
         }
-        if (begun.resumesCutOffTurn) ctx.metrics.countRecoveryNote('resume');
+        if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
       takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
@@ -131,11 +150,12 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
     typing?.stop();
   }
 
+  const { turnId } = await begin;
   // Cut off by shutdown or a lost lease: commit nothing. The turn stays
   // `running` and its input pending, so the next lease holder resumes it once,
   // with the resume note, exactly as after a crash (DESIGN §9).
   if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
-    log.info({ reason: active.stopReason }, 'turn cut off; left for resume');
+    log.info({ turnId, reason: active.stopReason }, 'turn cut off; left for resume');
     return [];
   }
 
@@ -161,7 +181,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   ctx.metrics.observeTurn(status, (performance.now() - startedAt) / 1000);
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
-  log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  log.debug({ turnId, status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
   return committed.outbox;
 }
 

@@ -2,7 +2,8 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
 
-export type Database = PostgresJsDatabase<typeof schema>;
+/** Drizzle over postgres.js; `$client` is the postgres.js client, for the hot statements (see turn-store.ts). */
+export type Database = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
 export type Sql = postgres.Sql;
 
 export interface DbClient {

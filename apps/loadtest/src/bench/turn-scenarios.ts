@@ -17,15 +17,20 @@ const lastUserText = (request: ModelRequest) => {
   return String(users.at(-1)?.content ?? '');
 };
 
-async function sendUpdate(sut: Pick<SystemUnderTest, 'simUrl'>, chatId: number, text: string): Promise<void> {
-  const answer = await postJson<{ status: number }>(`${sut.simUrl}/control/telegram/updates`, { chat: { id: chatId, type: 'private' }, from: { id: chatId }, text });
+/** Returns when the simulated Telegram started posting the webhook (its clock, as the replies' sentAt). */
+async function sendUpdate(sut: Pick<SystemUnderTest, 'simUrl'>, chatId: number, text: string): Promise<number> {
+  const answer = await postJson<{ status: number; postedAt: number }>(`${sut.simUrl}/control/telegram/updates`, { chat: { id: chatId, type: 'private' }, from: { id: chatId }, text });
   if (answer.status !== 200) throw new Error(`gateway answered ${answer.status} to a bench message`);
+  return answer.postedAt;
 }
 
 /**
  * Sequential turns in one conversation with an instant model: end-to-end
- * time (webhook sent → reply received by the platform) minus the model's own
- * time is what Switchboard adds per turn — scheduling, storage, delivery.
+ * time (the platform posts the webhook → the platform receives the reply,
+ * both on the simulator's clock) minus the model's own time is what
+ * Switchboard adds per turn — ingress, scheduling, storage, delivery, and
+ * its HTTP hops to the platform and the model. The load generator's own hop
+ * to the simulator is not in it.
  */
 export async function measureTurnOverhead(
   sut: Pick<SystemUnderTest, 'simUrl'>,
@@ -39,8 +44,7 @@ export async function measureTurnOverhead(
   const sendTimes: number[] = [];
   const replies: SentMessage[] = [];
   for (let i = 0; i < warmup + turns; i++) {
-    sendTimes.push(Date.now());
-    await sendUpdate(sut, chatId, `overhead turn ${chatId}.${i}`);
+    sendTimes.push(await sendUpdate(sut, chatId, `overhead turn ${chatId}.${i}`));
     const sent = await getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`);
     replies.push(sent[i] as SentMessage);
   }

@@ -6,14 +6,15 @@ export type OutboxRow = typeof outbox.$inferSelect;
 
 /** Marks a part sent; a delivered reply also clears the conversation's restart counter (DESIGN §9). */
 export async function markOutboxSent(db: Database, id: number, platformMessageId: string): Promise<void> {
-  await db.execute(sql`
+  // After every reply part: postgres.js, prepared once per connection (drizzle's execute plans it anew each time).
+  await db.$client`
     with sent as (
       update outbox set status = 'sent', platform_message_id = ${platformMessageId}, sent_at = now(), attempts = attempts + 1
       where id = ${id}
       returning conversation_id
     )
     update conversations set restart_count = 0
-    from sent where conversations.id = sent.conversation_id and conversations.restart_count > 0`);
+    from sent where conversations.id = sent.conversation_id and conversations.restart_count > 0`;
 }
 
 export async function markOutboxFailed(db: Database, id: number, error: string): Promise<void> {

@@ -15,7 +15,7 @@ export async function loadSession(db: Database, sessionId: number): Promise<Sess
  * reached the model, so later turns over the same tail carry no note (DESIGN §7).
  */
 export async function acknowledgeRecoveryNote(db: Database, sessionId: number, tailKey: string): Promise<void> {
-  await db.update(sessions).set({ recoveryAckKey: tailKey }).where(eq(sessions.id, sessionId));
+  await db.$client`update sessions set recovery_ack_key = ${tailKey} where id = ${sessionId}`;
 }
 
 /**

@@ -1,12 +1,13 @@
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { inboundEvents } from '../schema/inbound-events.ts';
-import { messages, type StoredToolCall } from '../schema/messages.ts';
+import type { messages} from '../schema/messages.ts';
+import { type StoredToolCall } from '../schema/messages.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { TurnStatus } from '../schema/turns.ts';
 import type { OutboxRow } from './outbox-store.ts';
-import { toOutbox, type JsonRow } from './row-mappers.ts';
+import { toMessage, toOutbox, type JsonRow } from './row-mappers.ts';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type InboundEventRow = typeof inboundEvents.$inferSelect;
@@ -51,20 +52,26 @@ export async function loadPendingInbound(db: Database, conversationId: number, l
     .limit(limit);
 }
 
+/**
+ * A session's messages in order, or only those after `afterSeq` (the history
+ * cache's top-up). One JSON value mapped by the schema (row-mappers.ts): a
+ * prepared postgres.js statement, and far less per-row work than drizzle's
+ * row mapping, which dominated reads of long sessions.
+ */
 export async function loadSessionMessages(db: Database, sessionId: number, afterSeq = 0): Promise<MessageRow[]> {
-  const where = afterSeq > 0 ? and(eq(messages.sessionId, sessionId), gt(messages.seq, afterSeq)) : eq(messages.sessionId, sessionId);
-  return db.select().from(messages).where(where).orderBy(asc(messages.seq));
+  const [row] = await db.$client<{ rows: JsonRow[] }[]>`
+    select coalesce(json_agg(m order by m.seq), '[]') as rows
+    from messages m where m.session_id = ${sessionId} and m.seq > ${afterSeq}`;
+  return (row?.rows ?? []).map(toMessage);
 }
 
 export interface BegunTurn {
   turnId: number;
-  /** The conversation's previous turn was cut off by a restart: this one is its resume (DESIGN §9). */
-  resumesCutOffTurn: boolean;
 }
 
 const uniqueViolation = '23505';
 
-/** beginTurn found and cut off a running turn whose worker lost the lease; no turn was started. */
+/** A running turn from a lost worker was found and cut off; no turn was started. */
 export class StaleTurnCutOff extends Error {
   readonly code = 'STALE_TURN_CUT_OFF';
   constructor(readonly conversationId: number) {
@@ -74,38 +81,35 @@ export class StaleTurnCutOff extends Error {
 }
 
 /**
+ * Cuts off a running turn whose worker lost the lease (crashed, or stalled
+ * past the TTL) before anyone noticed — counted as a restart like any other
+ * — and throws StaleTurnCutOff so the caller applies the restart rules
+ * before any new turn. Only the lease holder calls this.
+ */
+export async function cutOffStaleTurn(db: Database, conversationId: number): Promise<never> {
+  await cutOffRunningTurns(db, { conversationId });
+  throw new StaleTurnCutOff(conversationId);
+}
+
+/**
  * Inserts the running turn. Only the holder of the conversation's lease calls
- * this; the partial unique index refuses a second running turn, which can
- * only be one whose worker lost the lease (crashed, or stalled past the TTL)
- * before anyone noticed. That turn is cut off — counted as a restart like any
- * other — and StaleTurnCutOff is thrown so the restart rules run first.
+ * this, after checking the conversation's last turn; the partial unique index
+ * still refuses a second running turn, and then the stale one is cut off.
+ * On every turn's path: a postgres.js statement, prepared once per connection
+ * (see commitTurn).
  */
 export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
   try {
-    return await insertRunningTurn(db, input);
+    const [row] = await db.$client<{ id: string }[]>`
+      insert into turns (conversation_id, session_id, worker_id, status)
+      values (${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running')
+      returning id`;
+    if (!row) throw new Error('turn insert returned nothing');
+    return { turnId: Number(row.id) };
   } catch (error) {
     if ((error as { cause?: { code?: string } }).cause?.code !== uniqueViolation && (error as { code?: string }).code !== uniqueViolation) throw error;
-    await cutOffRunningTurns(db, { conversationId: input.conversationId });
-    // The cut-off just counted a restart: the caller applies the restart rules (which may suspend) before any new turn.
-    throw new StaleTurnCutOff(input.conversationId);
+    return cutOffStaleTurn(db, input.conversationId);
   }
-}
-
-async function insertRunningTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
-  const [row] = await db.execute<{ id: string; previous_cut_off: boolean | null }>(sql`
-    insert into turns (conversation_id, session_id, worker_id, status)
-    values (${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running')
-    returning id, (
-      -- A resume continues the cut-off turn's session (or its child, if a
-      -- compression came in between); a fresh session after a suspension is no resume.
-      select p.cut_off_at is not null
-        and p.session_id in (${input.sessionId}, (select s.parent_session_id from sessions s where s.id = ${input.sessionId}))
-      from turns p
-      where p.conversation_id = ${input.conversationId} and p.id < turns.id
-      order by p.id desc limit 1
-    ) as previous_cut_off`);
-  if (!row) throw new Error('turn insert returned nothing');
-  return { turnId: Number(row.id), resumesCutOffTurn: row.previous_cut_off === true };
 }
 
 /**
@@ -158,9 +162,12 @@ export interface CommitTurnInput {
  * Writes everything a turn produced atomically (DESIGN §11): the transcript
  * entries with consecutive per-session sequence numbers, the consumed inbound
  * events marked done, the outbox rows, and the turn's end. Returns the
- * conversation's pending outbox rows, so delivery needs no second read. One statement of
- * data-modifying CTEs rather than a transaction of seven, because it runs on
- * every turn and each round trip is paid in reply latency.
+ * conversation's pending outbox rows, so delivery needs no second read.
+ * One statement of data-modifying CTEs rather than a transaction of seven,
+ * because it runs on every turn and each round trip is paid in reply latency;
+ * written for postgres.js directly (not drizzle's `execute`), because only
+ * postgres.js prepares it once per connection instead of planning it anew
+ * every turn (drizzle sends unnamed queries unprepared).
  */
 export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outbox: OutboxRow[] }> {
   const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
@@ -178,7 +185,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
-  const [row] = await db.execute<{ outbox: JsonRow[] | null }>(sql`
+  const [row] = await db.$client<{ outbox: JsonRow[] | null }[]>`
     with s as (
       update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
       where id = ${input.sessionId} and ${count}::int > 0
@@ -211,6 +218,6 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
     select coalesce((select json_agg(x order by x.id) from (
       select * from outbox where conversation_id = ${input.conversationId} and status = 'pending'
       union all select * from o
-    ) x), '[]') as outbox`);
+    ) x), '[]') as outbox`;
   return { outbox: (row?.outbox ?? []).map(toOutbox) };
 }

@@ -6,6 +6,9 @@ import type { CostPoint } from './cost-growth.ts';
 import type { ProfileSummary } from './cpu-profile.ts';
 import { trendMiBPerMinute, type CpuUsage, type RssSeries } from './process-stats.ts';
 import type { ThroughputPoint } from './throughput-scenarios.ts';
+import { renderBeforeAfter } from './before-after.ts';
+import { compressionTargetMs, renderTargets } from './bench-targets.ts';
+import { cpuPerTurn, f, latencyRow, median, othersShare, pct, spread, verdict } from './bench-format.ts';
 
 export interface BenchFigures {
   command: string;
@@ -21,139 +24,6 @@ export interface BenchFigures {
   cost?: { history: CostPoint[]; conversations: CostPoint[] };
   turns?: { overhead: LatencySummary; endToEnd: LatencySummary; interrupt: LatencySummary };
   compression?: CompressionCost;
-}
-
-/** Issue 4: the gateway's own work in compressing a 200k-token session, judged on the median of the warm samples. */
-const compressionTargetMs = 100;
-
-const f = (n: number, digits = 2) => n.toFixed(digits);
-const pct = (n: number) => `${(n * 100).toFixed(0)} %`;
-const verdict = (ok: boolean) => (ok ? 'reached' : '**not reached**');
-
-function latencyRow(name: string, s: LatencySummary, target: string): string {
-  return `| ${name} | ${s.count} | ${f(s.p50)} | ${f(s.p95)} | ${f(s.p99)} | ${f(s.max)} | ${target} |`;
-}
-
-function cpuPerTurn(point: { cpu: CpuUsage; report: LoadTestReport }): string {
-  const turns = Math.max(1, point.report.turns.answered);
-  return Object.entries(point.cpu.byGroup)
-    .sort((a, b) => b[1] - a[1])
-    .map(([name, ms]) => `${name} ${f(ms / turns)}`)
-    .join(', ');
-}
-
-/** The share of the machine's CPU that went to processes outside the system under test (other work, the kernel). */
-function othersShare(usage: CpuUsage): string {
-  return pct(usage.otherMs / Math.max(1, usage.wallMs * cpus().length));
-}
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
-/** Spread of a cost series: (max p50 − min p50) / min p50. */
-function spread(points: CostPoint[]): number {
-  const p50s = points.map((p) => p.overhead.p50);
-  const min = Math.min(...p50s);
-  return min > 0 ? (Math.max(...p50s) - min) / min : 0;
-}
-
-/** CPU ms per turn of the groups whose name matches. */
-function cpuMsPerTurn(point: { cpu: CpuUsage; report: LoadTestReport }, pattern: RegExp): number {
-  const turns = Math.max(1, point.report.turns.answered);
-  return Object.entries(point.cpu.byGroup)
-    .filter(([name]) => pattern.test(name))
-    .reduce((sum, [, ms]) => sum + ms / turns, 0);
-}
-
-/** The issue's targets, each with the measured figure and, where missed, what the measurements say limits it. */
-function renderTargets(b: BenchFigures): string[] {
-  const one = b.throughput[0]?.best;
-  const relay = b.relayBest;
-  const half = b.halfRate;
-  const rows: string[] = [];
-  const row = (target: string, measured: string, ok: boolean | undefined, limit: string) =>
-    rows.push(`| ${target} | ${measured} | ${ok === undefined ? 'not measured' : ok ? 'yes' : '**no**'} | ${ok ? '' : limit} |`);
-  if (one) {
-    const ours = cpuMsPerTurn(one, /gateway|worker|postgres|redis/);
-    const worker = cpuMsPerTurn(one, /worker/);
-    const postgres = cpuMsPerTurn(one, /postgres/);
-    row(
-      '≥ 1,000 turns/s end to end, instant model',
-      `${f(one.sustained, 0)} turns/s (1 worker); ${f(b.throughput[1]?.best?.sustained ?? 0, 0)} (2 workers)`,
-      one.sustained >= 1000,
-      `CPU: Switchboard's processes spend ${f(ours, 1)} ms of CPU per turn (worker ${f(worker, 1)}, Postgres ${f(postgres, 1)}), so 2 cores cap it near ${f(2000 / Math.max(0.001, ours), 0)} turns/s even with the simulator and load generator elsewhere; ${f(one.redisCommandsPerTurn ?? 0, 0)} Redis commands per turn. A second worker adds no CPU to a saturated 2-core box. Profile below.`,
-    );
-    if (relay) {
-      row(
-        '≥ 50 % of the minimal relay',
-        `${pct(one.sustained / relay.sustained)} (${f(one.sustained, 0)} vs ${f(relay.sustained, 0)} turns/s)`,
-        one.sustained / relay.sustained >= 0.5,
-        `The relay costs ${f(cpuMsPerTurn(relay, /relay/), 1)} ms of CPU per turn in its process; Switchboard ${f(ours, 1)} ms (durable store before the ack, queue, lease, transcript commit, outbox) — the simulator and load generator cost about the same in both.`,
-      );
-    }
-  }
-  if (half?.report.overheadMs) {
-    row(
-      'gateway overhead p99 ≤ 20 ms at half the maximum rate',
-      `p99 ${f(half.report.overheadMs.p99, 1)} ms (p50 ${f(half.report.overheadMs.p50, 1)}) at ${f(half.rate, 0)} turns/s`,
-      half.report.overheadMs.p99 <= 20,
-      `Queueing for CPU: at half the maximum the machine was ${pct(half.cpu.machineBusy)} busy (${othersShare(half.cpu)} other work), so turns wait for the worker's event loop; one turn alone takes ${f(b.turns?.overhead.p50 ?? 0, 1)} ms (p50, sequential table below).`,
-    );
-    row(
-      'ingress ack p99 ≤ 5 ms',
-      `p50 ${f(half.report.ackMs.p50, 1)} ms, p99 ${f(half.report.ackMs.p99, 1)} ms`,
-      half.report.ackMs.p99 <= 5,
-      `The ack waits for one Postgres round trip (store) and the BullMQ enqueue (Redis) by design; its tail is CPU contention: the gateway shares 2 cores with the worker, Postgres, the simulator and the load generator.`,
-    );
-  }
-  if (b.cost) {
-    const history = b.cost.history;
-    const conversations = b.cost.conversations;
-    row(
-      'per-turn overhead flat (±10 %) across 10 / 1,000 / 10,000 messages of history',
-      history.map((p) => f(p.overhead.p50, 0)).join(' / ') + ' ms p50',
-      spread(history) <= 0.1,
-      'Each turn reads the whole session (`loadSessionMessages`: every message row, ordered by seq) and sends all of it to the model, so its cost grows with the history: that is model context, which compression (not measured here) is meant to bound.',
-    );
-    row(
-      'per-turn overhead flat (±10 %) with 1,000 vs 1,000,000 conversations',
-      conversations.map((p) => f(p.overhead.p50, 0)).join(' vs ') + ' ms p50',
-      spread(conversations) <= 0.1,
-      'Within run-to-run noise of a shared machine at these sample sizes; look at p95 as well.',
-    );
-  }
-  const compression = b.compression;
-  if (compression && compression.samples.length > 0) {
-    const gateway = compression.samples.map((c) => c.gatewayMs);
-    const first = compression.samples[0] as CompressionSample;
-    row(
-      `compression of a ${f(compression.targetTokens / 1000, 0)}k-token session: gateway's own work < ${compressionTargetMs} ms`,
-      `p50 ${f(median(gateway), 1)} ms, max ${f(Math.max(...gateway), 1)} ms (${gateway.length} compressions of ${first.messages.toLocaleString('en-US')} messages); the summariser call p50 ${f(median(compression.samples.map((c) => c.summariserMs)), 1)} ms with an instant model`,
-      median(gateway) < compressionTargetMs,
-      `The two steps that grow with the session: reading its ${first.messages.toLocaleString('en-US')} rows (one query; the transcript for the summariser needs every summarised message) and the commit that copies the ${first.keptMessages.toLocaleString('en-US')} kept rows into the child (one statement, a foreign-key check per row); see "Compression" below and docs/compression.md. Both are CPU-bound and share 2 cores with Postgres, the simulator and other work.`,
-    );
-  }
-  const long = b.memory.long;
-  if (long) {
-    const changes = long.series.map((series) => {
-      const quarter = Math.max(1, Math.floor(series.samples.length / 4));
-      const first = median(series.samples.slice(0, quarter).map(([, v]) => v));
-      const last = median(series.samples.slice(-quarter).map(([, v]) => v));
-      return { name: series.name, change: (last - first) / Math.max(1, first) };
-    });
-    row(
-      'RSS flat over the long run',
-      changes.map((c) => `${c.name} ${c.change >= 0 ? '+' : ''}${pct(c.change)}`).join(', ') + ` over ${long.durationS} s`,
-      // Shrinking is not a leak; only growth past a few per cent counts against the target.
-      changes.every((c) => c.change <= 0.05),
-      'See the memory table: a rise that keeps its slope to the end is growth, a step that levels off is warm-up (pools, JIT, caches).',
-    );
-  }
-  if (rows.length === 0) return [];
-  return ['## Targets (issue 8; compression: issue 4)', '', '| target | measured | reached | what limits it (measured) |', '| --- | --- | --- | --- |', ...rows, ''];
 }
 
 export function renderBenchReport(b: BenchFigures): string {
@@ -172,6 +42,7 @@ export function renderBenchReport(b: BenchFigures): string {
     `- node: ${process.version}, ${process.platform} ${process.arch}`,
     '',
     ...renderTargets(b),
+    ...renderBeforeAfter(b),
     '## Throughput (instant model, closed loop: each conversation sends its next line when the reply arrives)',
     '',
     '| system | concurrency | sustained turns/s | e2e p50 | e2e p99 | ack p99 | replies ok | machine busy (of it, others\' work) | CPU ms per turn | Redis commands per turn |',

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
-import { resolveConversationKey } from '@switchboard/core';
-import type { LatencySummary } from '../latency-histogram.ts';
+import { needsCompression, resolveConversationKey } from '@switchboard/core';
+import { loadTurnState } from '@switchboard/db';
+import { createLatencyRecorder, type LatencySummary } from '../latency-histogram.ts';
 import { benchBotToken, type SystemUnderTest } from './system-under-test.ts';
 import { measureTurnOverhead } from './turn-scenarios.ts';
 
@@ -8,6 +9,8 @@ export interface CostPoint {
   label: string;
   overhead: LatencySummary;
   endToEnd: LatencySummary;
+  /** The preflight compression check alone (history cases only). */
+  preflight?: LatencySummary;
 }
 
 // Seeded rows carry a small token estimate so a 10,000-message session stays under the compression threshold:
@@ -20,9 +23,9 @@ const botId = benchBotToken.split(':')[0] as string;
  * had talked that long: the conversation, its session and the messages, written
  * straight into the database so seeding 10,000 turns takes a second, not an hour.
  */
-export async function seedHistory(sql: postgres.Sql, chatId: number, messages: number): Promise<void> {
+export async function seedHistory(sql: postgres.Sql, chatId: number, messages: number): Promise<number> {
   const key = resolveConversationKey({ platform: 'telegram', accountId: botId, chatId: String(chatId), threadId: '', userScope: '' });
-  await sql.begin(async (tx) => {
+  return sql.begin(async (tx) => {
     const [conversation] = await tx<{ id: string }[]>`
       insert into conversations (key, platform, account_id, chat_id) values (${key}, 'telegram', ${botId}, ${String(chatId)}) returning id`;
     const [session] = await tx<{ id: string }[]>`
@@ -33,7 +36,25 @@ export async function seedHistory(sql: postgres.Sql, chatId: number, messages: n
       insert into messages (session_id, seq, role, content, tokens)
       select ${session?.id ?? 0}, g, case when g % 2 = 1 then 'user' else 'assistant' end, 'h' || g, ${seededTokensPerMessage}
       from generate_series(1, ${messages}::int) g`;
+    return Number(conversation?.id);
   });
+}
+
+/**
+ * Issue 4's preflight check, timed in this process on the worker's own code:
+ * the state read that brings the session's running token estimate
+ * (`loadTurnState`) and the decision (`needsCompression`). Nothing in it
+ * should grow with the history.
+ */
+async function measurePreflight(sql: postgres.Sql, conversationId: number, samples: number): Promise<LatencySummary> {
+  const recorder = createLatencyRecorder();
+  for (let i = 0; i < samples + 20; i++) {
+    const startedAt = performance.now();
+    const state = await loadTurnState(sql, conversationId, 64);
+    needsCompression({ fixedTokens: 200, sessionTokens: state?.session?.tokenEstimate ?? 0, inputTokens: 10, contextTokens: 128_000, threshold: 0.8 });
+    if (i >= 20) recorder.record(performance.now() - startedAt);
+  }
+  return recorder.summary();
 }
 
 /** Tops the conversations table up to `total` rows with idle ones, in one INSERT … SELECT generate_series. */
@@ -66,9 +87,10 @@ export async function measureCostGrowth(
     for (const [i, size] of options.historySizes.entries()) {
       const chatId = 930_000 + i;
       options.log(`bench: cost growth, ${size} messages of history`);
-      await seedHistory(sql, chatId, size);
+      const conversationId = await seedHistory(sql, chatId, size);
       const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId });
-      history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result });
+      const preflight = await measurePreflight(sql, conversationId, 200);
+      history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result, preflight });
     }
     const conversations: CostPoint[] = [];
     for (const [i, count] of options.conversationCounts.entries()) {

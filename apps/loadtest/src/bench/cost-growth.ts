@@ -44,17 +44,21 @@ export async function seedHistory(sql: postgres.Sql, chatId: number, messages: n
  * Issue 4's preflight check, timed in this process on the worker's own code:
  * the state read that brings the session's running token estimate
  * (`loadTurnState`) and the decision (`needsCompression`). Nothing in it
- * should grow with the history.
+ * should grow with the history. The conversations take turns, round after
+ * round, so drift on a shared machine (other work, autovacuum) falls on all
+ * of them alike instead of on whichever was measured last.
  */
-async function measurePreflight(sql: postgres.Sql, conversationId: number, samples: number): Promise<LatencySummary> {
-  const recorder = createLatencyRecorder();
-  for (let i = 0; i < samples + 20; i++) {
-    const startedAt = performance.now();
-    const state = await loadTurnState(sql, conversationId, 64);
-    needsCompression({ fixedTokens: 200, sessionTokens: state?.session?.tokenEstimate ?? 0, inputTokens: 10, contextTokens: 128_000, threshold: 0.8 });
-    if (i >= 20) recorder.record(performance.now() - startedAt);
+async function measurePreflight(sql: postgres.Sql, conversationIds: number[], rounds: number): Promise<LatencySummary[]> {
+  const recorders = conversationIds.map(() => createLatencyRecorder());
+  for (let round = 0; round < rounds + 20; round++) {
+    for (const [i, conversationId] of conversationIds.entries()) {
+      const startedAt = performance.now();
+      const state = await loadTurnState(sql, conversationId, 64);
+      needsCompression({ fixedTokens: 200, sessionTokens: state?.session?.tokenEstimate ?? 0, inputTokens: 10, contextTokens: 128_000, threshold: 0.8 });
+      if (round >= 20) recorders[i]?.record(performance.now() - startedAt);
+    }
   }
-  return recorder.summary();
+  return recorders.map((r) => r.summary());
 }
 
 /** Tops the conversations table up to `total` rows with idle ones, in one INSERT … SELECT generate_series. */
@@ -84,14 +88,17 @@ export async function measureCostGrowth(
   const sql = postgres(sut.databaseUrl, { max: 1, onnotice: () => undefined });
   try {
     const history: CostPoint[] = [];
+    const seeded: number[] = [];
     for (const [i, size] of options.historySizes.entries()) {
       const chatId = 930_000 + i;
       options.log(`bench: cost growth, ${size} messages of history`);
-      const conversationId = await seedHistory(sql, chatId, size);
+      seeded.push(await seedHistory(sql, chatId, size));
       const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId });
-      const preflight = await measurePreflight(sql, conversationId, 200);
-      history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result, preflight });
+      history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result });
     }
+    options.log('bench: preflight check per history length');
+    const preflight = await measurePreflight(sql, seeded, 500);
+    history.forEach((point, i) => (point.preflight = preflight[i]));
     const conversations: CostPoint[] = [];
     for (const [i, count] of options.conversationCounts.entries()) {
       const startedAt = performance.now();

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database, Sql } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
-import type { StoredToolCall } from '../schema/messages.ts';
+import type { MessageRow } from './turn-store.ts';
 
 /**
  * One bigint key per session: the namespace in the high 32 bits, XORed with
@@ -48,16 +48,7 @@ export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: nu
 }
 
 /** The columns compression reads: planning (role, tokens, tool calls), the tool tail, the summariser's transcript, the commit's ids. */
-export interface CompressionSourceMessage {
-  id: number;
-  role: 'user' | 'assistant' | 'tool';
-  kind: 'message' | 'summary';
-  content: string;
-  toolCalls: StoredToolCall[] | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  tokens: number;
-}
+export type CompressionSourceMessage = Pick<MessageRow, 'id' | 'role' | 'kind' | 'content' | 'toolCalls' | 'toolCallId' | 'toolName' | 'tokens'>;
 
 /**
  * A session's messages in order, for compression. Not `loadSessionMessages`:

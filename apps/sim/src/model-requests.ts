@@ -1,4 +1,5 @@
 import type { EventHub } from './event-hub.ts';
+import { preciseNow } from './precise-clock.ts';
 
 export interface ModelRequestRecord {
   id: number;
@@ -23,7 +24,7 @@ export class ModelRequestStore {
 
   record(body: unknown): ModelRequestRecord {
     const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
-    const record: ModelRequestRecord = { id: this.nextId++, receivedAt: Date.now(), body, stream };
+    const record: ModelRequestRecord = { id: this.nextId++, receivedAt: preciseNow(), body, stream };
     this.records.push(record);
     this.hub.publish('model.request', record);
     return record;
@@ -32,13 +33,13 @@ export class ModelRequestStore {
   markFinished(record: ModelRequestRecord, status: number): void {
     if (record.finishedAt !== undefined || record.abortedAt !== undefined) return;
     record.status = status;
-    record.finishedAt = Date.now();
+    record.finishedAt = preciseNow();
     this.hub.publish('model.finished', record);
   }
 
   markAborted(record: ModelRequestRecord): void {
     if (record.finishedAt !== undefined || record.abortedAt !== undefined) return;
-    record.abortedAt = Date.now();
+    record.abortedAt = preciseNow();
     this.hub.publish('model.aborted', record);
   }
 

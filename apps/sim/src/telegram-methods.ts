@@ -1,4 +1,5 @@
 import { MarkupError, isParseMode, renderPlainText, type ParseMode } from './telegram-markup.ts';
+import { preciseNow } from './precise-clock.ts';
 import { readBoolean, readChatId, readOptionalInt, readOptionalObject, readOptionalString, type Params } from './telegram-params.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { badRequest, type SentRecord, type TelegramMessage } from './telegram-types.ts';
@@ -97,7 +98,7 @@ function sendMessage({ store, params, token }: MethodContext): MethodOutcome {
     ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
     ...(replyTarget ? { reply_to_message_id: replyTarget.message_id } : {}),
     date,
-    sentAt: Date.now(),
+    sentAt: preciseNow(),
   };
   store.recordSent(record);
   return { result: message };

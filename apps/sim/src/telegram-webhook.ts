@@ -1,4 +1,5 @@
 import type { EventHub } from './event-hub.ts';
+import { preciseNow } from './precise-clock.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import type { PendingDelivery, TelegramUpdate } from './telegram-types.ts';
 import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
@@ -42,7 +43,7 @@ export async function deliverUpdate(
   shutdown: AbortSignal,
 ): Promise<DeliveryResult> {
   const startedAt = performance.now();
-  const postedAt = Date.now();
+  const postedAt = preciseNow();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (entry.secretHeader !== undefined) headers[secretHeaderName] = entry.secretHeader;
   let result: DeliveryResult;

@@ -24,8 +24,8 @@ async function newSession(chatId: string): Promise<{ conversationId: number; ses
   return { conversationId: stored.conversationId, sessionId: await ensureCurrentSession(client.db, conversation!) };
 }
 
-async function say(ids: { conversationId: number; sessionId: number }, ...texts: string[]): Promise<void> {
-  await commitTurn(client.db, {
+async function say(ids: { conversationId: number; sessionId: number }, ...texts: string[]) {
+  return commitTurn(client.db, {
     conversationId: ids.conversationId, sessionId: ids.sessionId, status: 'completed', inboundEventIds: [], replies: [],
     messages: texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content, tokens: 1 })),
   });
@@ -74,5 +74,27 @@ describe('history cache', () => {
     const off = createHistoryCache(client.db, 0);
     expect((await off.load(await sessionRow(second.sessionId))).map((m) => m.content)).toEqual(['2a', '2b']);
     expect(off.size).toBe(0);
+  });
+
+  it('takes the rows a commit returns, so the next turn reads nothing, and ignores rows that leave a gap', async () => {
+    const own = createDbClient(database.url, { max: 1 });
+    const cache = createHistoryCache(own.db, 1000);
+    const ids = await newSession('205');
+    await say(ids, 'a', 'b');
+    await cache.load(await sessionRow(ids.sessionId));
+    const committed = await say(ids, 'c', 'd');
+    cache.append(ids.sessionId, committed.messages);
+    const expected = await loadSessionMessages(client.db, ids.sessionId);
+    const row = await sessionRow(ids.sessionId);
+    // The cache's own connection is gone: the answer can only come from memory.
+    await own.close();
+    expect(await cache.load(row)).toEqual(expected);
+
+    const reading = createHistoryCache(client.db, 1000);
+    await reading.load(await sessionRow(ids.sessionId));
+    await say(ids, 'e');
+    const skipped = await say(ids, 'f');
+    reading.append(ids.sessionId, skipped.messages); // 'e' is missing: not taken
+    expect((await reading.load(await sessionRow(ids.sessionId))).map((m) => m.content)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 });

@@ -7,6 +7,12 @@ export interface HistoryCache {
    * The array is shared: callers must not change it.
    */
   load(session: { id: number; lastSeq: number }): Promise<readonly MessageRow[]>;
+  /**
+   * Rows this worker just committed to the session: kept if they continue the
+   * cached ones exactly, so the next turn reads nothing (ignored otherwise;
+   * the next load reads what it lacks).
+   */
+  append(sessionId: number, rows: readonly MessageRow[]): void;
   readonly size: number;
 }
 
@@ -46,6 +52,14 @@ export function createHistoryCache(db: Database, maxMessages: number): HistoryCa
   return {
     get size() {
       return cached;
+    },
+    append(sessionId, rows) {
+      const entry = entries.get(sessionId);
+      const first = rows[0];
+      if (!entry || !first || first.seq !== entry.lastSeq + 1 || (rows.at(-1) as MessageRow).seq !== entry.lastSeq + rows.length) return;
+      entries.delete(sessionId);
+      cached -= entry.messages.length;
+      remember(sessionId, { lastSeq: entry.lastSeq + rows.length, messages: [...entry.messages, ...rows] });
     },
     async load(session) {
       const entry = entries.get(session.id);

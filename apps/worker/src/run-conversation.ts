@@ -103,7 +103,11 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
     }
     ctx.running.delete(conversationId);
     // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
-    await deliverPendingOutbox(ctx, toDeliver);
+    const delivered = await deliverPendingOutbox(ctx, toDeliver);
+    // The usual end of a turn: it took all the input there was and nothing
+    // stopped it. Input that came since is found by the caller's look after
+    // the lease is released, so a second state read here would only repeat it.
+    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return;
   }
 }
 

@@ -178,6 +178,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
     messages,
     replies,
   });
+  ctx.history.append(sessionId, committed.messages);
   ctx.metrics.observeTurn(status, (performance.now() - startedAt) / 1000);
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });

@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { createLatencyRecorder, type LatencySummary } from '../latency-histogram.ts';
 import { getJson, postJson, type SystemUnderTest } from './system-under-test.ts';
 
@@ -24,40 +25,77 @@ async function sendUpdate(sut: Pick<SystemUnderTest, 'simUrl'>, chatId: number, 
   return answer.postedAt;
 }
 
+/** Where a sequential turn's overhead goes, each on the clocks of the machine's processes (one box, one wall clock). */
+export interface TurnPhases {
+  /** The platform posts the webhook → the event is stored (Postgres' `received_at`). */
+  ingress: LatencySummary;
+  /**
+   * Issue 3's "scheduling overhead": the event is stored → the turn's model
+   * request reaches the model. Hand-off to a worker (BullMQ), the
+   * conversation's lease, the state read, the request built and sent.
+   */
+  schedule: LatencySummary;
+  /** The model's answer is complete → the reply reaches the platform: commit (fsync) and `sendMessage`. */
+  finish: LatencySummary;
+}
+
 /**
  * Sequential turns in one conversation with an instant model: end-to-end
  * time (the platform posts the webhook → the platform receives the reply,
  * both on the simulator's clock) minus the model's own time is what
  * Switchboard adds per turn — ingress, scheduling, storage, delivery, and
  * its HTTP hops to the platform and the model. The load generator's own hop
- * to the simulator is not in it.
+ * to the simulator is not in it. With the database URL it is also split into
+ * phases at the stored event's `received_at` and the model request's times.
  */
 export async function measureTurnOverhead(
-  sut: Pick<SystemUnderTest, 'simUrl'>,
+  sut: Pick<SystemUnderTest, 'simUrl'> & Partial<Pick<SystemUnderTest, 'databaseUrl'>>,
   turns: number,
   options: { warmup?: number; chatId?: number } = {},
-): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary }> {
+): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary; phases?: TurnPhases }> {
   const warmup = options.warmup ?? 20;
   const chatId = options.chatId ?? 900_001;
+  const textOf = (i: number) => `overhead turn ${chatId}.${i}`;
   await postJson(`${sut.simUrl}/control/model/script`, {});
   await fetch(`${sut.simUrl}/control/model/requests`, { method: 'DELETE' });
   const sendTimes: number[] = [];
   const replies: SentMessage[] = [];
   for (let i = 0; i < warmup + turns; i++) {
-    sendTimes.push(await sendUpdate(sut, chatId, `overhead turn ${chatId}.${i}`));
+    sendTimes.push(await sendUpdate(sut, chatId, textOf(i)));
     const sent = await getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`);
     replies.push(sent[i] as SentMessage);
   }
-  const requests = await getJson<ModelRequest[]>(`${sut.simUrl}/control/model/requests`);
-  const modelMs = new Map(requests.map((r) => [lastUserText(r), (r.finishedAt ?? r.receivedAt) - r.receivedAt]));
+  const requests = new Map((await getJson<ModelRequest[]>(`${sut.simUrl}/control/model/requests`)).map((r) => [lastUserText(r), r]));
+  const storedAt = sut.databaseUrl ? await readStoredTimes(sut.databaseUrl, `overhead turn ${chatId}.%`) : undefined;
   const overhead = createLatencyRecorder();
   const endToEnd = createLatencyRecorder();
+  const [ingress, schedule, finish] = [createLatencyRecorder(), createLatencyRecorder(), createLatencyRecorder()];
   for (let i = warmup; i < warmup + turns; i++) {
-    const total = (replies[i] as SentMessage).sentAt - (sendTimes[i] as number);
+    const request = requests.get(textOf(i));
+    const sentAt = (replies[i] as SentMessage).sentAt;
+    const total = sentAt - (sendTimes[i] as number);
     endToEnd.record(total);
-    overhead.record(total - (modelMs.get(`overhead turn ${chatId}.${i}`) ?? 0));
+    overhead.record(total - (request ? (request.finishedAt ?? request.receivedAt) - request.receivedAt : 0));
+    const stored = storedAt?.get(textOf(i));
+    if (stored === undefined || request?.finishedAt === undefined) continue;
+    ingress.record(stored - (sendTimes[i] as number));
+    schedule.record(request.receivedAt - stored);
+    finish.record(sentAt - request.finishedAt);
   }
-  return { overhead: overhead.summary(), endToEnd: endToEnd.summary() };
+  const phases = storedAt ? { ingress: ingress.summary(), schedule: schedule.summary(), finish: finish.summary() } : undefined;
+  return { overhead: overhead.summary(), endToEnd: endToEnd.summary(), ...(phases ? { phases } : {}) };
+}
+
+/** When each matching message was stored, ms since the epoch with microseconds (Postgres' clock). */
+async function readStoredTimes(databaseUrl: string, pattern: string): Promise<Map<string, number>> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  try {
+    const rows = await sql<{ text: string; stored_ms: string }[]>`
+      select text, (extract(epoch from received_at) * 1000)::text as stored_ms from inbound_events where text like ${pattern}`;
+    return new Map(rows.map((r) => [r.text, Number(r.stored_ms)]));
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }
 
 /**

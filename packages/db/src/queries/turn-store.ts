@@ -169,7 +169,7 @@ export interface CommitTurnInput {
  * postgres.js prepares it once per connection instead of planning it anew
  * every turn (drizzle sends unnamed queries unprepared).
  */
-export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outbox: OutboxRow[] }> {
+export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outbox: OutboxRow[]; messages: MessageRow[] }> {
   const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
   const messageRows = input.messages.map((m, i) => ({
     ord: i + 1,
@@ -185,7 +185,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
-  const [row] = await db.$client<{ outbox: JsonRow[] | null }[]>`
+  const [row] = await db.$client<{ outbox: JsonRow[] | null; messages: JsonRow[] | null }[]>`
     with s as (
       update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
       where id = ${input.sessionId} and ${count}::int > 0
@@ -195,7 +195,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       select ${input.sessionId}, s.last_seq - ${count} + r.ord, r.role, r.content, r.tokens, r.tool_calls, r.tool_call_id, r.tool_name, r.inbound_event_id, ${turnId}
       from s, jsonb_to_recordset(${JSON.stringify(messageRows)}::jsonb)
         as r(ord int, role text, content text, tokens int, tool_calls jsonb, tool_call_id text, tool_name text, inbound_event_id bigint)
-      returning 1
+      returning *
     ), e as (
       update inbound_events set status = 'done', turn_id = ${turnId} where id = any(${eventIds}::bigint[])
       returning 1
@@ -218,6 +218,8 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
     select coalesce((select json_agg(x order by x.id) from (
       select * from outbox where conversation_id = ${input.conversationId} and status = 'pending'
       union all select * from o
-    ) x), '[]') as outbox`;
-  return { outbox: (row?.outbox ?? []).map(toOutbox) };
+    ) x), '[]') as outbox,
+    -- The stored transcript rows, so the worker's history cache takes them without reading them back.
+    (select json_agg(m order by m.seq) from m) as messages`;
+  return { outbox: (row?.outbox ?? []).map(toOutbox), messages: (row?.messages ?? []).map(toMessage) };
 }

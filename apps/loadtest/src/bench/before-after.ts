@@ -40,6 +40,7 @@ export function renderBeforeAfter(b: BenchFigures): string[] {
     ['overhead at half the maximum rate, p50 / p99 ms', `${f(before.halfRateOverheadP50, 1)} / ${f(before.halfRateOverheadP99, 1)}`, half?.overheadMs ? `${f(half.overheadMs.p50, 1)} / ${f(half.overheadMs.p99, 1)}` : '—'],
     ['ingress ack at half the maximum rate, p50 / p99 ms', `${f(before.ackP50, 1)} / ${f(before.ackP99, 1)}`, half ? `${f(half.ackMs.p50, 1)} / ${f(half.ackMs.p99, 1)}` : '—'],
     ['overhead per turn, sequential, p50 ms', f(before.sequentialOverheadP50, 1), now(b.turns?.overhead.p50)],
+    ['scheduling (stored → model has the request), sequential, p50 ms', 'not measured', now(b.turns?.phases?.schedule.p50, 2)],
     ['overhead p50 with 10 / 1,000 / 10,000 messages of history, ms', before.history.join(' / '), b.cost ? b.cost.history.map((p) => f(p.overhead.p50, 0)).join(' / ') : '—'],
     ['interrupt latency p99 ms', f(before.interruptP99, 1), now(b.turns?.interrupt.p99)],
   ];
@@ -50,7 +51,7 @@ export function renderBeforeAfter(b: BenchFigures): string[] {
     '| --- | --- | --- |',
     ...rows.map(([name, was, is]) => `| ${name} | ${was} | ${is} |`),
     '',
-    'What changed: one statement reads a conversation\'s whole state before a turn (it was five); the worker keeps transcripts in memory and reads only new rows (it read the whole session every turn); the commit returns the rows to deliver (no re-read); the hot statements are prepared postgres.js queries instead of drizzle queries planned anew each time; the running-turn row is written while the model works. Sequential overhead is now timed from the simulated platform posting the webhook (before: from the load generator asking the simulator to post it, one loopback hop earlier).',
+    'What changed: one statement reads a conversation\'s whole state before a turn (it was five); the worker keeps transcripts in memory and reads only new rows (it read the whole session every turn); the commit returns the rows to deliver (no re-read); the hot statements are prepared postgres.js queries instead of drizzle queries planned anew each time; the running-turn row is written while the model works; the commit hands the stored rows to the history cache (no read-back before the next turn) and an ordinary turn ends without a second state read. Sequential overhead is now timed from the simulated platform posting the webhook (before: from the load generator asking the simulator to post it, one loopback hop earlier).',
     '',
   ];
 }

@@ -6,6 +6,7 @@ import type { CostPoint } from './cost-growth.ts';
 import type { ProfileSummary } from './cpu-profile.ts';
 import { trendMiBPerMinute, type CpuUsage, type RssSeries } from './process-stats.ts';
 import type { ThroughputPoint } from './throughput-scenarios.ts';
+import type { TurnPhases } from './turn-scenarios.ts';
 import { renderBeforeAfter } from './before-after.ts';
 import { compressionTargetMs, renderTargets } from './bench-targets.ts';
 import { cpuPerTurn, f, latencyRow, median, othersShare, pct, spread, verdict } from './bench-format.ts';
@@ -22,7 +23,9 @@ export interface BenchFigures {
   memory: { atStart: Record<string, number>; underLoadMax: Record<string, number>; long?: { durationS: number; rate: number; report: LoadTestReport; series: RssSeries[] } };
   profiles: { rate: number; summaries: Record<string, ProfileSummary | undefined> };
   cost?: { history: CostPoint[]; conversations: CostPoint[] };
-  turns?: { overhead: LatencySummary; endToEnd: LatencySummary; interrupt: LatencySummary };
+  turns?: { overhead: LatencySummary; endToEnd: LatencySummary; phases?: TurnPhases; interrupt: LatencySummary };
+  /** The minimal relay's sequential overhead: the three HTTP hops (webhook, model, sendMessage) and nothing else. */
+  relaySequential?: LatencySummary;
   compression?: CompressionCost;
 }
 
@@ -140,12 +143,23 @@ export function renderBenchReport(b: BenchFigures): string {
       '',
       '| figure | samples | p50 | p95 | p99 | max | target |',
       '| --- | --- | --- | --- | --- | --- | --- |',
-      latencyRow('scheduling overhead per turn (end to end minus model time), instant model', b.turns.overhead, 'p50 < 5'),
-      latencyRow('end to end per turn (webhook sent → reply at the platform), instant model', b.turns.endToEnd, '—'),
+      ...(b.turns.phases
+        ? [
+            latencyRow('ingress: webhook posted → event stored', b.turns.phases.ingress, '—'),
+            latencyRow('**scheduling: event stored → the model has the turn\'s request** (issue 3)', b.turns.phases.schedule, 'p50 < 5'),
+            latencyRow('finish: model answer complete → reply at the platform (commit, sendMessage)', b.turns.phases.finish, '—'),
+          ]
+        : []),
+      latencyRow('overhead per turn end to end (webhook posted → reply at the platform, minus model time)', b.turns.overhead, '—'),
+      ...(b.relaySequential ? [latencyRow('the same for the minimal relay (its three HTTP hops, nothing durable)', b.relaySequential, '—')] : []),
+      latencyRow('end to end per turn (webhook posted → reply at the platform), instant model', b.turns.endToEnd, '—'),
       latencyRow('interrupt latency (new message sent → model stream aborted)', b.turns.interrupt, 'p99 < 50'),
       '',
-      'Overhead: one conversation, sequential turns; the model time the simulator recorded is subtracted from',
-      'webhook-sent → reply-received. Interrupt latency: a second message is sent while the model streams a long',
+      'One conversation, sequential turns, after a warm-up (the first turns after start-up run cold code). The',
+      'phases are cut at the stored event\'s `received_at` (Postgres\' clock; the statement start, so the store\'s',
+      'own commit counts into scheduling) and the simulator\'s model-request and reply timestamps (microseconds,',
+      'same machine, same wall clock). Overhead end to end subtracts the model time the simulator recorded from',
+      'webhook-posted → reply-received. Interrupt latency: a second message is sent while the model streams a long',
       'answer; the figure runs from sending it to the simulator seeing the stream closed, so it includes the webhook',
       'hop and is an upper bound of "stored → aborted".',
     );

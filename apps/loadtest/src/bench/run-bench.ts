@@ -18,8 +18,8 @@ import { measureInterruptLatency, measureTurnOverhead } from './turn-scenarios.t
 
 const quick = process.argv.includes('--quick');
 const plan = quick
-  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, interrupts: 20, compressions: 2 }
-  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, interrupts: 100, compressions: 5 };
+  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, overheadWarmup: 50, interrupts: 20, compressions: 2 }
+  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, overheadWarmup: 200, interrupts: 100, compressions: 5 };
 const log = (line: string) => console.log(line);
 
 function measured(sut: SystemUnderTest): MeasuredSystem {
@@ -82,6 +82,8 @@ async function main(): Promise<void> {
     const max = await findMaxThroughput({ target: { simUrl: relay.simUrl }, processes: relay.processes }, 'minimal-relay', { levels: plan.levels, durationS: plan.durationS, log });
     figures.throughput.push({ name: 'minimal relay (baseline)', ...max });
     figures.relayBest = max.best;
+    log('bench: the minimal relay, sequential turns (the floor of the platform and model hops)');
+    figures.relaySequential = (await measureTurnOverhead({ simUrl: relay.simUrl }, plan.overheadTurns, { warmup: plan.overheadWarmup })).overhead;
   } finally {
     await relay.close();
   }
@@ -111,10 +113,10 @@ async function main(): Promise<void> {
   // Sequential figures last, on a quiet system of their own: the 1,000,000 seeded conversations must not slow the throughput runs.
   await withSystem('sequential', { workers: 1 }, async (sut) => {
     log('bench: turn overhead (sequential turns, instant model)');
-    const overhead = await measureTurnOverhead(sut, plan.overheadTurns);
+    const overhead = await measureTurnOverhead(sut, plan.overheadTurns, { warmup: plan.overheadWarmup });
     log('bench: interrupt latency (message during a streaming answer)');
     const interrupt = await measureInterruptLatency(sut, plan.interrupts);
-    figures.turns = { overhead: overhead.overhead, endToEnd: overhead.endToEnd, interrupt };
+    figures.turns = { overhead: overhead.overhead, endToEnd: overhead.endToEnd, ...(overhead.phases ? { phases: overhead.phases } : {}), interrupt };
     figures.cost = await measureCostGrowth(sut, { turns: plan.costTurns, historySizes: plan.history, conversationCounts: plan.conversations, log });
     log(`bench: compression of a 200k-token session (/compact), ${plan.compressions} samples after a warm-up`);
     figures.compression = await measureCompressionCost(sut, { samples: plan.compressions, log });

@@ -61,9 +61,13 @@ export async function measureTurnOverhead(
   const sendTimes: number[] = [];
   const replies: SentMessage[] = [];
   for (let i = 0; i < warmup + turns; i++) {
+    // The wait is asked for before the message is sent: a request from the
+    // load generator in the middle of the turn would compete for the same
+    // two cores as the turn it measures.
+    const waitUrl = `${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`;
+    const reply = getJson<SentMessage[]>(waitUrl);
     sendTimes.push(await sendUpdate(sut, chatId, textOf(i)));
-    const sent = await getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`);
-    replies.push(sent[i] as SentMessage);
+    replies.push((await reply)[i] as SentMessage);
   }
   const requests = new Map((await getJson<ModelRequest[]>(`${sut.simUrl}/control/model/requests`)).map((r) => [lastUserText(r), r]));
   const storedAt = sut.databaseUrl ? await readStoredTimes(sut.databaseUrl, `overhead turn ${chatId}.%`) : undefined;

@@ -3,6 +3,7 @@ import { createLatencyRecorder, type LatencySummary } from '../latency-histogram
 import { getJson, postJson, type SystemUnderTest } from './system-under-test.ts';
 
 interface SentMessage {
+  message_id: number;
   text: string;
   sentAt: number;
 }
@@ -64,10 +65,13 @@ export async function measureTurnOverhead(
     // The wait is asked for before the message is sent: a request from the
     // load generator in the middle of the turn would compete for the same
     // two cores as the turn it measures.
-    const waitUrl = `${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${i + 1}&timeout_ms=30000`;
-    const reply = getJson<SentMessage[]>(waitUrl);
+    // Only the new reply (after the last one seen): the whole chat's list would cost the simulator more every turn.
+    const after = replies.at(-1)?.message_id ?? 0;
+    const reply = getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&after_message_id=${after}&count=1&timeout_ms=30000`);
     sendTimes.push(await sendUpdate(sut, chatId, textOf(i)));
-    replies.push((await reply)[i] as SentMessage);
+    const [sent] = await reply;
+    if (!sent) throw new Error(`no reply to ${textOf(i)}`);
+    replies.push(sent);
   }
   const requests = new Map((await getJson<ModelRequest[]>(`${sut.simUrl}/control/model/requests`)).map((r) => [lastUserText(r), r]));
   const storedAt = sut.databaseUrl ? await readStoredTimes(sut.databaseUrl, `overhead turn ${chatId}.%`) : undefined;

@@ -23,6 +23,21 @@ describe('admin API: the live event stream', () => {
     await system?.close();
   });
 
+  it('listens to the lifecycle channel only while a client is connected, so turns without watchers cost the gateway nothing', async () => {
+    const subscribers = async () => ((await publisher.pubsub('NUMSUB', channel())) as [string, number])[1];
+    await system.sendTelegram({ chatId: 9400, text: 'nobody is watching' });
+    await system.waitForTelegram(9400, 1);
+    expect(await subscribers()).toBe(0);
+    const stream = await openEventStream(base, { token: aliceToken });
+    expect(await subscribers()).toBe(1);
+    await system.sendTelegram({ chatId: 9400, text: 'now someone is' });
+    await stream.waitFor((e) => e.type === 'turn.ended');
+    stream.close();
+    const deadline = Date.now() + 5000;
+    while ((await subscribers()) !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await subscribers()).toBe(0);
+  });
+
   it('streams a turn’s lifecycle events in order', async () => {
     const stream = await openEventStream(base, { token: aliceToken });
     await system.sendTelegram({ chatId: 9401, text: 'hello events' });

@@ -37,28 +37,60 @@ interface Client {
 }
 
 export interface EventFanout {
-  /** Resolves once the Redis subscription is live. */
-  ready: Promise<void>;
-  /** Adds a client; false if the gateway is full (the socket was closed). */
-  add(socket: WebSocket, conversationId: number | undefined): boolean;
+  /**
+   * Adds a client once the Redis subscription is live (taken with the first
+   * client): 'full' if the gateway serves its maximum (4029), 'unavailable'
+   * if the subscription failed or took longer than `readyTimeoutMs` (1011);
+   * the socket is closed in both cases.
+   */
+  add(socket: WebSocket, conversationId: number | undefined, readyTimeoutMs: number): Promise<'added' | 'full' | 'unavailable'>;
   readonly clientCount: number;
+  /** True while the gateway is subscribed to the lifecycle channel (only while someone listens). */
+  readonly subscribed: boolean;
   close(): Promise<void>;
 }
 
 /**
  * One Redis subscription per gateway process, fanned out to every admin
- * WebSocket. Each event goes out in the order Redis delivered it. Nothing is
+ * WebSocket, and only while at least one is connected: every turn publishes
+ * its lifecycle events, and a gateway subscribed with nobody listening would
+ * be woken to parse each of them on the hot path for nothing. Each event goes out in the order Redis delivered it. Nothing is
  * queued per client beyond the socket's own send buffer, and a client whose
  * buffer passes the limit is closed (4008): a slow reader costs at most
  * `maxBufferedBytes`, never unbounded memory.
  */
 export function createEventFanout(options: EventFanoutOptions): EventFanout {
   const clients = new Set<Client>();
+  /** Sockets waiting for the subscription: they keep it wanted, but get no events before `stream.opened`. */
+  let waiting = 0;
   const channel = eventsChannel(options.prefix);
+  let subscription: Promise<void> | undefined;
+
+  const subscribe = (): Promise<void> => {
+    subscription ??= options.subscriber.subscribe(channel).then(
+      () => undefined,
+      (err: unknown) => {
+        subscription = undefined; // the next client tries again
+        options.log.error({ err }, 'admin event stream could not subscribe');
+        throw err;
+      },
+    );
+    return subscription;
+  };
+  const unsubscribeIfUnwanted = () => {
+    if (clients.size > 0 || waiting > 0 || !subscription) return;
+    subscription = undefined;
+    // ioredis sends commands in order, so a later SUBSCRIBE goes out after this.
+    options.subscriber.unsubscribe(channel).catch((err: unknown) => options.log.warn({ err }, 'admin event stream could not unsubscribe'));
+  };
+  const remove = (client: Client) => {
+    if (!clients.delete(client)) return;
+    options.metrics.setEventClients(clients.size);
+    unsubscribeIfUnwanted();
+  };
 
   const drop = (client: Client, reason: 'slow' | 'unresponsive', code: number, text: string) => {
-    clients.delete(client);
-    options.metrics.setEventClients(clients.size);
+    remove(client);
     options.metrics.countEventClientDropped(reason);
     options.log.warn({ reason, bufferedBytes: client.socket.bufferedAmount }, 'admin event client dropped');
     client.socket.close(code, text);
@@ -85,8 +117,6 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
       client.socket.send(raw);
     }
   });
-  const ready = options.subscriber.subscribe(channel).then(() => undefined);
-  ready.catch((err: unknown) => options.log.error({ err }, 'admin event stream could not subscribe'));
 
   const pinger = setInterval(() => {
     for (const client of clients) {
@@ -101,25 +131,41 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
   pinger.unref();
 
   return {
-    ready,
-    add(socket, conversationId) {
-      if (clients.size >= options.maxClients) {
+    async add(socket, conversationId, readyTimeoutMs) {
+      if (clients.size + waiting >= options.maxClients) {
         options.metrics.countEventClientDropped('full');
         socket.close(EventStreamClose.TooManyClients, 'too many stream clients');
-        return false;
+        return 'full';
+      }
+      waiting++;
+      let timer: NodeJS.Timeout | undefined;
+      let live = false;
+      try {
+        await Promise.race([subscribe(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), readyTimeoutMs)))]);
+        live = true;
+      } catch {
+        // Failure is logged by subscribe(); a timeout leaves the subscription to the next client.
+      } finally {
+        clearTimeout(timer);
+        waiting--;
+      }
+      if (!live || socket.readyState !== socket.OPEN) {
+        unsubscribeIfUnwanted();
+        if (!live) socket.close(EventStreamClose.Unavailable, 'event stream unavailable');
+        return 'unavailable';
       }
       const client: Client = { socket, conversationId, alive: true };
       clients.add(client);
       options.metrics.setEventClients(clients.size);
       socket.on('pong', () => (client.alive = true));
-      socket.on('close', () => {
-        clients.delete(client);
-        options.metrics.setEventClients(clients.size);
-      });
-      return true;
+      socket.on('close', () => remove(client));
+      return 'added';
     },
     get clientCount() {
       return clients.size;
+    },
+    get subscribed() {
+      return subscription !== undefined;
     },
     async close() {
       clearInterval(pinger);

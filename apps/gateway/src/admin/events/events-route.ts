@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { EventStreamClose, type EventFanout } from './event-fanout.ts';
+import type { EventFanout } from './event-fanout.ts';
 
 /** How long a connecting client waits for the gateway's Redis subscription before it is closed with 1011. */
 const readyTimeoutMs = 3000;
@@ -46,16 +46,7 @@ export function registerEventsRoute(scope: FastifyInstance, fanout: EventFanout)
     },
     async (socket, request) => {
       const conversationId = request.query.conversation;
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([fanout.ready, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), readyTimeoutMs)))]);
-      } catch {
-        socket.close(EventStreamClose.Unavailable, 'event stream unavailable');
-        return;
-      } finally {
-        clearTimeout(timer);
-      }
-      if (!fanout.add(socket, conversationId)) return;
+      if ((await fanout.add(socket, conversationId, readyTimeoutMs)) !== 'added') return;
       socket.send(JSON.stringify({ type: 'stream.opened', conversationId: conversationId ?? null, at: new Date().toISOString() }));
     },
   );

@@ -52,10 +52,12 @@ export interface TurnPhases {
 export async function measureTurnOverhead(
   sut: Pick<SystemUnderTest, 'simUrl'> & Partial<Pick<SystemUnderTest, 'databaseUrl'>>,
   turns: number,
-  options: { warmup?: number; chatId?: number } = {},
+  options: { warmup?: number; chatId?: number; turnsPerChat?: number } = {},
 ): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary; phases?: TurnPhases }> {
   const warmup = options.warmup ?? 20;
   const chatId = options.chatId ?? 900_001;
+  // Every turn in one chat by default; with turnsPerChat, a fresh chat every so many turns.
+  const chatOf = (i: number) => (options.turnsPerChat ? chatId + 1 + Math.floor(i / options.turnsPerChat) : chatId);
   const textOf = (i: number) => `overhead turn ${chatId}.${i}`;
   await postJson(`${sut.simUrl}/control/model/script`, {});
   await fetch(`${sut.simUrl}/control/model/requests`, { method: 'DELETE' });
@@ -66,9 +68,10 @@ export async function measureTurnOverhead(
     // load generator in the middle of the turn would compete for the same
     // two cores as the turn it measures.
     // Only the new reply (after the last one seen): the whole chat's list would cost the simulator more every turn.
-    const after = replies.at(-1)?.message_id ?? 0;
-    const reply = getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chatId}&after_message_id=${after}&count=1&timeout_ms=30000`);
-    sendTimes.push(await sendUpdate(sut, chatId, textOf(i)));
+    const chat = chatOf(i);
+    const after = i > 0 && chatOf(i - 1) === chat ? (replies.at(-1)?.message_id ?? 0) : 0;
+    const reply = getJson<SentMessage[]>(`${sut.simUrl}/control/telegram/wait?chat_id=${chat}&after_message_id=${after}&count=1&timeout_ms=30000`);
+    sendTimes.push(await sendUpdate(sut, chat, textOf(i)));
     const [sent] = await reply;
     if (!sent) throw new Error(`no reply to ${textOf(i)}`);
     replies.push(sent);

@@ -18,8 +18,8 @@ import { measureInterruptLatency, measureTurnOverhead } from './turn-scenarios.t
 
 const quick = process.argv.includes('--quick');
 const plan = quick
-  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, overheadWarmup: 50, interrupts: 20, compressions: 2 }
-  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, overheadWarmup: 200, interrupts: 100, compressions: 5 };
+  ? { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, overheadWarmup: 200, interrupts: 20, compressions: 2 }
+  : { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, overheadWarmup: 1000, interrupts: 100, compressions: 5 };
 const log = (line: string) => console.log(line);
 
 function measured(sut: SystemUnderTest): MeasuredSystem {

@@ -45,16 +45,15 @@ export interface EventFanout {
    */
   add(socket: WebSocket, conversationId: number | undefined, readyTimeoutMs: number): Promise<'added' | 'full' | 'unavailable'>;
   readonly clientCount: number;
-  /** True while the gateway is subscribed to the lifecycle channel (only while someone listens). */
-  readonly subscribed: boolean;
   close(): Promise<void>;
 }
 
 /**
  * One Redis subscription per gateway process, fanned out to every admin
- * WebSocket, and only while at least one is connected: every turn publishes
- * its lifecycle events, and a gateway subscribed with nobody listening would
- * be woken to parse each of them on the hot path for nothing. Each event goes out in the order Redis delivered it. Nothing is
+ * WebSocket, and held only while at least one is connected: every turn
+ * publishes its lifecycle events, and a gateway subscribed with nobody
+ * listening would be woken to parse each of them on the hot path for
+ * nothing. Each event goes out in the order Redis delivered it. Nothing is
  * queued per client beyond the socket's own send buffer, and a client whose
  * buffer passes the limit is closed (4008): a slow reader costs at most
  * `maxBufferedBytes`, never unbounded memory.
@@ -163,9 +162,6 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
     },
     get clientCount() {
       return clients.size;
-    },
-    get subscribed() {
-      return subscription !== undefined;
     },
     async close() {
       clearInterval(pinger);

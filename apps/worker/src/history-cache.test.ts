@@ -1,41 +1,31 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitTurn, createDbClient, ensureCurrentSession, loadConversation, loadSession, loadSessionMessages, storeInboundEvent, type DbClient } from '@switchboard/db';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/test-env.ts';
+import { describe, expect, it } from 'vitest';
+import { commitTurn, createDbClient, ensureCurrentSession, loadConversation, loadSession, loadSessionMessages, storeInboundEvent } from '@switchboard/db';
+import { useTestDbClient } from '../../../test/support/test-db-client.ts';
 import { createHistoryCache } from './history-cache.ts';
 
-let database: TestDatabase;
-let client: DbClient;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  client = createDbClient(database.url, { max: 2 });
-});
-afterAll(async () => {
-  await client?.close();
-  await database?.drop();
-});
+const db = useTestDbClient();
 
 async function newSession(chatId: string): Promise<{ conversationId: number; sessionId: number }> {
-  const stored = await storeInboundEvent(client.sql, {
+  const stored = await storeInboundEvent(db.client.sql, {
     platform: 'telegram', accountId: 'bot', eventId: `start-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: 'u', text: 'start', replyTarget: {}, refuseAtPending: null,
   });
-  const conversation = await loadConversation(client.db, stored.conversationId);
-  return { conversationId: stored.conversationId, sessionId: await ensureCurrentSession(client.db, conversation!) };
+  const conversation = await loadConversation(db.client.db, stored.conversationId);
+  return { conversationId: stored.conversationId, sessionId: await ensureCurrentSession(db.client.db, conversation!) };
 }
 
 async function say(ids: { conversationId: number; sessionId: number }, ...texts: string[]) {
-  return commitTurn(client.db, {
+  return commitTurn(db.client.db, {
     conversationId: ids.conversationId, sessionId: ids.sessionId, status: 'completed', inboundEventIds: [], replies: [],
     messages: texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content, tokens: 1 })),
   });
 }
 
-const sessionRow = async (sessionId: number) => (await loadSession(client.db, sessionId))!;
+const sessionRow = async (sessionId: number) => (await loadSession(db.client.db, sessionId))!;
 
 describe('history cache', () => {
   it('gives the whole transcript in order as it grows, turn after turn', async () => {
-    const cache = createHistoryCache(client.db, 1000);
+    const cache = createHistoryCache(db.client.db, 1000);
     const ids = await newSession('201');
     await say(ids, 'one', 'two');
     expect((await cache.load(await sessionRow(ids.sessionId))).map((m) => m.content)).toEqual(['one', 'two']);
@@ -43,12 +33,12 @@ describe('history cache', () => {
     await say(ids, 'five');
     const history = await cache.load(await sessionRow(ids.sessionId));
     expect(history.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four', 'five']);
-    expect(history).toEqual(await loadSessionMessages(client.db, ids.sessionId));
+    expect(history).toEqual(await loadSessionMessages(db.client.db, ids.sessionId));
     expect(cache.size).toBe(5);
   });
 
   it('reads the session again when a session row is older than what it holds, and keeps nothing inconsistent', async () => {
-    const cache = createHistoryCache(client.db, 1000);
+    const cache = createHistoryCache(db.client.db, 1000);
     const ids = await newSession('202');
     await say(ids, 'a', 'b');
     const stale = await sessionRow(ids.sessionId);
@@ -61,7 +51,7 @@ describe('history cache', () => {
   });
 
   it('stays within its bound, least recently used out first, and still answers correctly', async () => {
-    const cache = createHistoryCache(client.db, 4);
+    const cache = createHistoryCache(db.client.db, 4);
     const first = await newSession('203');
     const second = await newSession('204');
     await say(first, '1a', '1b', '1c');
@@ -71,26 +61,26 @@ describe('history cache', () => {
     expect(cache.size).toBe(2);
     expect((await cache.load(await sessionRow(first.sessionId))).map((m) => m.content)).toEqual(['1a', '1b', '1c']);
     expect(cache.size).toBeLessThanOrEqual(4);
-    const off = createHistoryCache(client.db, 0);
+    const off = createHistoryCache(db.client.db, 0);
     expect((await off.load(await sessionRow(second.sessionId))).map((m) => m.content)).toEqual(['2a', '2b']);
     expect(off.size).toBe(0);
   });
 
   it('takes the rows a commit returns, so the next turn reads nothing, and ignores rows that leave a gap', async () => {
-    const own = createDbClient(database.url, { max: 1 });
+    const own = createDbClient(db.url, { max: 1 });
     const cache = createHistoryCache(own.db, 1000);
     const ids = await newSession('205');
     await say(ids, 'a', 'b');
     await cache.load(await sessionRow(ids.sessionId));
     const committed = await say(ids, 'c', 'd');
     cache.append(ids.sessionId, committed.messages);
-    const expected = await loadSessionMessages(client.db, ids.sessionId);
+    const expected = await loadSessionMessages(db.client.db, ids.sessionId);
     const row = await sessionRow(ids.sessionId);
     // The cache's own connection is gone: the answer can only come from memory.
     await own.close();
     expect(await cache.load(row)).toEqual(expected);
 
-    const reading = createHistoryCache(client.db, 1000);
+    const reading = createHistoryCache(db.client.db, 1000);
     await reading.load(await sessionRow(ids.sessionId));
     await say(ids, 'e');
     const skipped = await say(ids, 'f');

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-env.ts';
-import { createDbClient, type DbClient } from '../client.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
 import { loadSession } from './session-store.ts';
 import { hasPendingWork, loadTurnState } from './turn-state.ts';
 import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
-let database: TestDatabase;
-let client: DbClient;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  client = createDbClient(database.url, { max: 2 });
-});
-afterAll(async () => {
-  await client?.close();
-  await database?.drop();
-});
+const db = useTestDbClient();
 
 async function storeMessage(chatId: string, eventId: string, text: string) {
-  return storeInboundEvent(client.sql, {
+  return storeInboundEvent(db.client.sql, {
     platform: 'telegram',
     accountId: 'bot',
     eventId,
@@ -38,10 +27,10 @@ describe('loadTurnState', () => {
   it('returns the same rows, with the same types, as the separate drizzle reads', async () => {
     const first = await storeMessage('101', 'e1', 'hello');
     await storeMessage('101', 'e2', 'and more');
-    const conversation = await loadConversation(client.db, first.conversationId);
-    const sessionId = await ensureCurrentSession(client.db, conversation!);
-    const { turnId } = await beginTurn(client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1' });
-    await commitTurn(client.db, {
+    const conversation = await loadConversation(db.client.db, first.conversationId);
+    const sessionId = await ensureCurrentSession(db.client.db, conversation!);
+    const { turnId } = await beginTurn(db.client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1' });
+    await commitTurn(db.client.db, {
       turnId,
       conversationId: first.conversationId,
       sessionId,
@@ -51,39 +40,39 @@ describe('loadTurnState', () => {
       replies: [{ platform: 'telegram', target: { chat_id: 101 }, chunks: ['part one', 'part two'] }],
     });
 
-    const state = await loadTurnState(client.sql, first.conversationId, 10);
-    expect(state?.conversation).toEqual(await loadConversation(client.db, first.conversationId));
-    expect(state?.session).toEqual(await loadSession(client.db, sessionId));
-    expect(state?.pending).toEqual(await loadPendingInbound(client.db, first.conversationId, 10));
+    const state = await loadTurnState(db.client.sql, first.conversationId, 10);
+    expect(state?.conversation).toEqual(await loadConversation(db.client.db, first.conversationId));
+    expect(state?.session).toEqual(await loadSession(db.client.db, sessionId));
+    expect(state?.pending).toEqual(await loadPendingInbound(db.client.db, first.conversationId, 10));
     expect(state?.pending.map((e) => e.text)).toEqual(['and more']);
     expect(state?.pending[0]?.receivedAt).toBeInstanceOf(Date);
     expect(state?.outbox.map((o) => o.text)).toEqual(['part one', 'part two']);
     expect(state?.lastTurn).toMatchObject({ id: turnId, status: 'completed', sessionId, cutOffAt: null });
-    expect(await hasPendingWork(client.sql, first.conversationId)).toBe(true);
+    expect(await hasPendingWork(db.client.sql, first.conversationId)).toBe(true);
   });
 
   it('knows a conversation without a session or turns, and answers undefined for an unknown one', async () => {
     const stored = await storeMessage('102', 'e3', 'first words');
-    const state = await loadTurnState(client.sql, stored.conversationId, 10);
+    const state = await loadTurnState(db.client.sql, stored.conversationId, 10);
     expect(state?.session).toBeUndefined();
     expect(state?.lastTurn).toBeUndefined();
     expect(state?.outbox).toEqual([]);
     expect(state?.pending).toHaveLength(1);
-    expect(await loadTurnState(client.sql, 987_654, 10)).toBeUndefined();
+    expect(await loadTurnState(db.client.sql, 987_654, 10)).toBeUndefined();
   });
 
   it('returns, from the commit, every reply still waiting, oldest first', async () => {
     const stored = await storeMessage('103', 'e4', 'hi');
-    const conversation = await loadConversation(client.db, stored.conversationId);
-    const sessionId = await ensureCurrentSession(client.db, conversation!);
+    const conversation = await loadConversation(db.client.db, stored.conversationId);
+    const sessionId = await ensureCurrentSession(db.client.db, conversation!);
     const commit = (eventIds: number[], chunks: string[]) =>
-      commitTurn(client.db, { conversationId: stored.conversationId, sessionId, status: 'completed', inboundEventIds: eventIds, messages: [], replies: [{ platform: 'telegram', target: {}, chunks }] });
+      commitTurn(db.client.db, { conversationId: stored.conversationId, sessionId, status: 'completed', inboundEventIds: eventIds, messages: [], replies: [{ platform: 'telegram', target: {}, chunks }] });
     await commit([], ['an earlier notice']);
     const { outbox } = await commit([stored.inboundEventId], ['the reply']);
     expect(outbox.map((o) => o.text)).toEqual(['an earlier notice', 'the reply']);
     expect(outbox[1]?.createdAt).toBeInstanceOf(Date);
-    expect(await hasPendingWork(client.sql, stored.conversationId)).toBe(true);
-    await client.sql`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
-    expect(await hasPendingWork(client.sql, stored.conversationId)).toBe(false);
+    expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(true);
+    await db.client.sql`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
+    expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { conversationLeaseKey } from '@switchboard/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest, adminTokenEnv, aliceToken, bobToken, openEventStream, type EventStreamClient } from '../support/admin-client.ts';
 import { TestSystem } from '../support/system.ts';
@@ -39,7 +40,7 @@ describe('admin API: conversation actions and the audit log', () => {
    * action that moves the session pointer is only deterministic after this.
    */
   async function waitUntilIdle(conversationId: number): Promise<void> {
-    const key = `${system.redisPrefix}:lease:conversation:${conversationId}`;
+    const key = conversationLeaseKey(system.redisPrefix, conversationId);
     const deadline = Date.now() + 10_000;
     while ((await redis.exists(key)) === 1) {
       if (Date.now() > deadline) throw new Error(`conversation ${conversationId} still leased`);

@@ -61,6 +61,9 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
       await telegramPoller?.close();
       pollerRedis?.disconnect();
       await app.close();
+      // A gateway closed right after it started may still be setting the queue up on
+      // this connection; disconnecting under it would leave an unhandled rejection.
+      await queue.waitUntilReady().catch(() => undefined);
       await queue.close();
       redis.disconnect();
       await db.close();

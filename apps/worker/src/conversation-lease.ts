@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createRedisLease, type RedisLease } from '@switchboard/queue';
+import { conversationLeaseKey, createRedisLease, type RedisLease } from '@switchboard/queue';
 
 export interface Lease {
   conversationId: number;
@@ -23,7 +23,7 @@ export function createLeaseManager(redis: Redis, prefix: string, ttlMs = 30_000)
   return {
     ttlMs,
     async acquire(conversationId) {
-      const lease = createRedisLease(redis, `${prefix}:lease:conversation:${conversationId}`, ttlMs);
+      const lease = createRedisLease(redis, conversationLeaseKey(prefix, conversationId), ttlMs);
       return (await lease.tryAcquire()) ? { conversationId, lease } : null;
     },
     renew: (held) => held.lease.renew(),

@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { createModelFetch } from './model-fetch.ts';
 import { AgentError } from './agent-error.ts';
 import type { ToolRegistry } from './tools/tool-registry.ts';
 import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
@@ -40,7 +41,7 @@ export interface AgentRuntime {
 
 /** Chat-completions agent loop: model → tool calls → tool results → model, streaming, abortable. */
 export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime {
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 1 });
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 1, fetch: createModelFetch() });
 
   return {
     async runTurn(request) {

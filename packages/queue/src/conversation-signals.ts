@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { conversationLeaseKey } from './redis-lease.ts';
 
 /**
  * A nudge to whichever worker runs a conversation's turn, on any machine:
@@ -20,8 +21,21 @@ export type ConversationSignal = z.infer<typeof conversationSignalSchema>;
 
 export const signalChannel = (prefix: string) => `${prefix}:signals`;
 
-export async function publishSignal(redis: Redis, prefix: string, signal: ConversationSignal): Promise<void> {
-  await redis.publish(signalChannel(prefix), JSON.stringify(signal));
+// Only a lease holder can have a turn running or waiting, so a signal is
+// published only while the conversation's lease is held: a message to an idle
+// conversation then wakes no worker (every worker hears every signal). Safe
+// against the holder arriving just after the check: the event was committed
+// before this runs, and a new holder reads pending input only after taking
+// the lease, so it finds the event itself (docs/turns.md, race 3).
+const publishIfLeasedScript = `if redis.call('exists', KEYS[1]) == 1 then return redis.call('publish', ARGV[1], ARGV[2]) else return -1 end`;
+
+/**
+ * Sends `signal` to the worker holding the conversation. Resolves to false
+ * when nobody holds it (nothing runs, so nothing was published).
+ */
+export async function publishSignal(redis: Redis, prefix: string, signal: ConversationSignal): Promise<boolean> {
+  const sent = await redis.eval(publishIfLeasedScript, 1, conversationLeaseKey(prefix, signal.conversationId), signalChannel(prefix), JSON.stringify(signal));
+  return sent !== -1;
 }
 
 /** Subscribes `subscriber` (a connection used for nothing else) to every conversation signal. */

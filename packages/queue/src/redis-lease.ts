@@ -18,6 +18,11 @@ export interface RedisLease {
   release(): Promise<void>;
 }
 
+/** The conversation lease (DESIGN §5): whoever holds it runs the conversation's turns. */
+export function conversationLeaseKey(prefix: string, conversationId: number): string {
+  return `${prefix}:lease:conversation:${conversationId}`;
+}
+
 const renewScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 

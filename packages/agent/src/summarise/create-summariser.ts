@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { AgentError } from '../agent-error.ts';
+import { createModelFetch } from '../model-fetch.ts';
 import { summarySystemPrompt } from './summary-prompt.ts';
 
 export interface SummariserOptions {
@@ -15,7 +16,7 @@ export interface Summariser {
 }
 
 export function createSummariser(options: SummariserOptions): Summariser {
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0, fetch: createModelFetch() });
   return {
     async summarise(transcript) {
       let text: string | null | undefined;

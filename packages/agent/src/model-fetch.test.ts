@@ -16,6 +16,11 @@ describe('createModelFetch under the OpenAI SDK', () => {
       let raw = '';
       req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
       req.on('end', () => {
+        if (req.url?.startsWith('/old/')) {
+          res.writeHead(308, { location: req.url.replace('/old/', '/v1/') });
+          res.end();
+          return;
+        }
         const body = JSON.parse(raw) as { messages: { content: string }[] };
         seen.push({ auth: req.headers.authorization, body });
         const text = body.messages.at(-1)?.content ?? '';
@@ -49,6 +54,13 @@ describe('createModelFetch under the OpenAI SDK', () => {
     for await (const chunk of await ask('hi')) answer += chunk.choices[0]?.delta.content ?? '';
     expect(answer).toBe('Hello');
     expect(seen.at(-1)).toEqual({ auth: 'Bearer sk-test', body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true } });
+  });
+
+  it('follows a redirect of the base URL, as fetch does', async () => {
+    const moved = new OpenAI({ baseURL: baseURL.replace('/v1', '/old'), apiKey: 'sk-test', maxRetries: 0, fetch: createModelFetch() });
+    let answer = '';
+    for await (const chunk of await ask('moved', moved)) answer += chunk.choices[0]?.delta.content ?? '';
+    expect(answer).toBe('Hello');
   });
 
   it('hands error statuses to the SDK, which raises its typed error', async () => {

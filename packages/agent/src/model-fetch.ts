@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 
 export type ModelFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -21,7 +21,8 @@ export class ModelFetchError extends Error {
  * undici rejects with an `AbortError`, which the SDK reports as an abort.
  */
 export function createModelFetch(options: { keepAliveTimeoutMs?: number } = {}): ModelFetch {
-  const dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000 });
+  // Redirects are followed as fetch follows them (a base URL behind a proxy that moves it).
+  const dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
   return async (input, init = {}) => {
     // The SDK sends chat completions as a URL and a JSON string; anything else is a caller's mistake, said plainly.
     if (input instanceof Request) throw new ModelFetchError('the model fetch takes a URL, not a Request');

@@ -73,10 +73,12 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   if (state.lastTurn?.status === 'running') await cutOffStaleTurn(ctx.db, conversationId);
   const resumes = resumesCutOffTurn(state.lastTurn, session);
   // The running-turn row is written while the model works: nothing in the
-  // request depends on it. It starts once the model request is on its way
-  // (the SDK builds and sends it within the current turn of the event loop),
-  // so its write, its answer and the turn.started publish do not hold up the
-  // request; with a fast model this was measurable (docs/turns.md).
+  // request depends on it. It starts two event-loop turns from now: when the
+  // history comes from the cache (the usual case), the SDK has built and sent
+  // the request by then, so the row's write, its answer and the turn.started
+  // publish do not hold the request up (measurable with a fast model,
+  // docs/turns.md). When the history must be read first, the row is simply
+  // written before the request, as it always was.
   const begin = afterModelRequestSent().then(() => beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })).then(async (begun) => {
     await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId: begun.turnId });
     return begun;
@@ -190,7 +192,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   return committed.outbox;
 }
 
-/** Resolves two event-loop turns from now: after the model request started in this turn has been written out. */
+/** Resolves two event-loop turns from now (see its use in runTurn). */
 function afterModelRequestSent(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }

@@ -3,6 +3,8 @@ import { Agent, interceptors, request } from 'undici';
 
 export type ModelFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+const nullBodyStatuses = new Set([204, 205, 304]);
+
 export class ModelFetchError extends Error {
   readonly code = 'MODEL_FETCH_UNSUPPORTED';
 }
@@ -39,8 +41,8 @@ export function createModelFetch(options: { keepAliveTimeoutMs?: number } = {}):
       if (value === undefined) continue;
       for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
     }
-    // A 204/304 answer must have no body in a web Response.
-    const empty = answer.statusCode === 204 || answer.statusCode === 304;
+    // These statuses must have no body in a web Response (its constructor throws otherwise).
+    const empty = nullBodyStatuses.has(answer.statusCode);
     if (empty) answer.body.resume();
     return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), { status: answer.statusCode, headers });
   };

@@ -143,7 +143,7 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
         await Promise.race([subscribe(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), readyTimeoutMs)))]);
         live = true;
       } catch {
-        // Failure is logged by subscribe(); a timeout leaves the subscription to the next client.
+        // Failure is logged by subscribe(). After a timeout the subscription still under way is kept only if another client wants it (below).
       } finally {
         clearTimeout(timer);
         waiting--;

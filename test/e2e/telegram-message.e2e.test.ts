@@ -136,4 +136,23 @@ describe('Telegram message end to end', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ ok: true, checks: { postgres: true, redis: true } });
   });
+
+  it('reports how long each new message waited for a worker, once per message', async () => {
+    const worker = system.workers[0] as { url: string };
+    const wakeDelays = async () => {
+      const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+      const value = (prefix: string) => Number(metrics.split('\n').find((l) => l.startsWith(prefix))?.split(' ').at(-1) ?? 0);
+      return { count: value('switchboard_wake_delay_seconds_count'), within5s: value('switchboard_wake_delay_seconds_bucket{le="5"}') };
+    };
+    const before = await wakeDelays();
+    const first = await system.sendTelegram({ chatId: 511, text: 'how long did I wait?' });
+    // Telegram re-delivering the same update is no new message: no second wake-up, no second sample.
+    await system.sendTelegram({ chatId: 511, text: 'how long did I wait?', updateId: first.updateId });
+    await system.waitForTelegram(511, 1);
+    await system.sendTelegram({ chatId: 511, text: 'and now?' });
+    await system.waitForTelegram(511, 2);
+    const after = await wakeDelays();
+    expect(after.count - before.count).toBe(2);
+    expect(after.within5s - before.within5s).toBe(2);
+  });
 });

@@ -2,6 +2,7 @@ import type { DiscordStore } from './discord-store.ts';
 import type { DiscordSentRecord } from './discord-types.ts';
 import type { EventHub } from './event-hub.ts';
 import { elapsed, parseAnswer } from './outbound-answer.ts';
+import { postToGateway } from './outbound-post.ts';
 
 export interface InteractionInput {
   name?: string;
@@ -79,9 +80,8 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
   const startedAt = performance.now();
   let result: InteractionResult;
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.any([shutdown, AbortSignal.timeout(answerTimeoutMs)]) });
-    const text = await response.text();
-    result = { interaction: { id, token, type }, status: response.status, body: parseAnswer(text), ackMs: elapsed(startedAt) };
+    const answer = await postToGateway(url, headers, body, answerTimeoutMs, shutdown);
+    result = { interaction: { id, token, type }, status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt) };
   } catch (error) {
     result = { interaction: { id, token, type }, status: 0, body: null, ackMs: elapsed(startedAt), error: error instanceof Error ? error.message : String(error) };
   }

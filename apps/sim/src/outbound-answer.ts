@@ -18,9 +18,11 @@ export function elapsed(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 100) / 100;
 }
 
-// fetch hides the interesting part ("ECONNREFUSED") in error.cause.
+/** "ECONNREFUSED: connect ECONNREFUSED …" for a socket error, the message otherwise. */
 export function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim();
+  // A socket error carries its code itself; fetch would have hidden it in error.cause.
+  const failure = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const coded = failure.code?.startsWith('E') ? failure : failure.cause;
+  if (coded?.code) return `${coded.code}: ${coded.message ?? ''}`.trim();
   return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@ import type { EventHub } from './event-hub.ts';
 import type { SlackStore } from './slack-store.ts';
 import { slackWorkspace, type SlackDeliveryAttempt, type SlackEvent, type SlackEventEnvelope, type SlackRetryReason } from './slack-types.ts';
 import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
+import { PostTimeoutError, postToGateway } from './outbound-post.ts';
 
 const tsPattern = /^\d+\.\d+$/;
 
@@ -173,14 +174,13 @@ async function postOnce(
 ): Promise<{ attempt: Omit<SlackDeliveryAttempt, 'retryNum'>; noRetry: boolean }> {
   const startedAt = performance.now();
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)]) });
-    const text = await response.text();
+    const answer = await postToGateway(url, headers, body, timeoutMs, shutdown);
     return {
-      attempt: { status: response.status, body: parseAnswer(text), ackMs: elapsed(startedAt) },
-      noRetry: response.headers.get('x-slack-no-retry') === '1',
+      attempt: { status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt) },
+      noRetry: answer.headers['x-slack-no-retry'] === '1',
     };
   } catch (error) {
-    const timedOut = (error as Error).name === 'TimeoutError';
+    const timedOut = error instanceof PostTimeoutError;
     return { attempt: { status: 0, body: null, ackMs: elapsed(startedAt), error: timedOut ? 'timeout' : describeFetchError(error) }, noRetry: false };
   }
 }

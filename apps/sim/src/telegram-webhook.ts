@@ -3,6 +3,7 @@ import { preciseNow } from './precise-clock.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import type { PendingDelivery, TelegramUpdate } from './telegram-types.ts';
 import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
+import { postToGateway } from './outbound-post.ts';
 
 export const secretHeaderName = 'X-Telegram-Bot-Api-Secret-Token';
 
@@ -48,14 +49,8 @@ export async function deliverUpdate(
   if (entry.secretHeader !== undefined) headers[secretHeaderName] = entry.secretHeader;
   let result: DeliveryResult;
   try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: entry.bytes,
-      signal: AbortSignal.any([shutdown, AbortSignal.timeout(webhookTimeoutMs)]),
-    });
-    const body = parseAnswer(await response.text());
-    result = { update_id: entry.update.update_id, status: response.status, body, ackMs: elapsed(startedAt), postedAt };
+    const answer = await postToGateway(url, headers, entry.bytes, webhookTimeoutMs, shutdown);
+    result = { update_id: entry.update.update_id, status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt), postedAt };
   } catch (error) {
     result = { update_id: entry.update.update_id, status: 0, body: null, ackMs: elapsed(startedAt), postedAt, error: describeFetchError(error) };
   }

@@ -1,5 +1,5 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { jobCatalog, JobName, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
+import { jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
 import { runConversation } from './run-conversation.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -13,6 +13,8 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
   const handlers: Record<JobName, Handler> = {
     [JobName.WakeConversation]: async (job) => {
       const payload: WakeConversationJob = jobCatalog[JobName.WakeConversation].schema.parse(job.data);
+      // The first attempt only: a retry's delay is the backoff, not the hand-off.
+      if (payload.storedAt !== undefined && job.attemptsMade === 0) ctx.metrics.observeWakeDelay(preciseNow() - payload.storedAt);
       return runConversation(ctx, payload.conversationId);
     },
     [JobName.CompactConversation]: async (job) => {

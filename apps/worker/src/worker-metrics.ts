@@ -3,6 +3,8 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 export interface WorkerMetrics {
   registry: Registry;
   observeInterrupt(latencyMs: number): void;
+  /** A new event's wake-up job reached this worker's handler, `ms` after the gateway had the event stored. */
+  observeWakeDelay(ms: number): void;
   observeTurn(outcome: string, seconds: number): void;
   countRecoveryNote(kind: 'recovery' | 'resume'): void;
   countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'failed'): void;
@@ -25,6 +27,12 @@ export function createWorkerMetrics(): WorkerMetrics {
     name: 'switchboard_interrupt_latency_seconds',
     help: 'From the gateway storing new input to the running turn being aborted',
     buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const wakeDelay = new Histogram({
+    name: 'switchboard_wake_delay_seconds',
+    help: 'From the gateway storing a new event to a worker starting its wake-up job (the queue hand-off)',
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5, 30],
     registers: [registry],
   });
   const turnDuration = new Histogram({
@@ -74,6 +82,8 @@ export function createWorkerMetrics(): WorkerMetrics {
       trimmedMessages.inc(dropped);
     },
     observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
+    // A clock stepped backwards between the two machines would give a negative delay; it is no delay.
+    observeWakeDelay: (ms) => wakeDelay.observe(Math.max(0, ms) / 1000),
     observeTurn: (outcome, seconds) => {
       turnDuration.observe({ outcome }, seconds);
       if (outcome === 'interrupted' || outcome === 'cancelled') interrupts.inc({ outcome });

@@ -7,6 +7,12 @@ export const wakeConversationSchema = z.object({
   /** The inbound event that caused the wake-up, or null for sweeps and operator actions. */
   inboundEventId: z.number().int().positive().nullable(),
   reason: z.enum(['inbound', 'sweep', 'outbox', 'operator']),
+  /**
+   * When the gateway had the event stored (ms since the epoch, with
+   * microseconds, its clock): the start of the hand-off the worker measures
+   * (switchboard_wake_delay_seconds). Absent on wake-ups not caused by a new event.
+   */
+  storedAt: z.number().positive().optional(),
 });
 export type WakeConversationJob = z.infer<typeof wakeConversationSchema>;
 

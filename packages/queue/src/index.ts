@@ -5,3 +5,4 @@ export { createTurnQueue, enqueueCompaction, enqueueWake, type TurnQueue } from 
 export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';
 export { eventsChannel, lifecycleEventTypes, publishLifecycleEvent, type LifecycleEvent, type LifecycleEventType } from './lifecycle-events.ts';
 export { conversationLeaseKey, createRedisLease, type RedisLease } from './redis-lease.ts';
+export { preciseNow } from './precise-clock.ts';

@@ -4,7 +4,7 @@ import { classifySignal, resolveConversationKey } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
-import { enqueueWake, publishSignal, type TurnQueue } from '@switchboard/queue';
+import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
 import { admitInbound, type AdmissionDeps } from './admission.ts';
 
 export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited';
@@ -59,13 +59,13 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
   } catch (error) {
     throw new IngressError('STORE_FAILED', error);
   }
-  const storedAt = Date.now();
+  const storedAt = preciseNow();
   if (stored.duplicate && stored.status !== 'pending') return 'duplicate';
   if (stored.status === 'refused') {
     await tellOverflowOnce(deps, message, stored.conversationId);
     return 'refused';
   }
-  const wake = enqueueWake(deps.queue, { conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, reason: 'inbound' });
+  const wake = enqueueWake(deps.queue, { conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, reason: 'inbound', ...(stored.duplicate ? {} : { storedAt }) });
   // The signal goes out beside the enqueue, not after it: interrupt latency is measured from storedAt.
   if (!stored.duplicate && signal !== 'none') {
     publishSignal(deps.redis, deps.redisPrefix, { kind: signal, conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, storedAt }).catch(

@@ -145,8 +145,9 @@ export function renderBenchReport(b: BenchFigures): string {
       '| --- | --- | --- | --- | --- | --- | --- |',
       ...(b.turns.phases
         ? [
-            latencyRow('ingress: webhook posted → event stored', b.turns.phases.ingress, '—'),
+            latencyRow('ingress: webhook posted → event stored (the gateway has the insert\'s commit)', b.turns.phases.ingress, '—'),
             latencyRow('**scheduling: event stored → the model has the turn\'s request** (issue 3)', b.turns.phases.schedule, 'p50 < 5'),
+            latencyRow('the same from the insert\'s start (`received_at`: also the store\'s execution, fsync and answer)', b.turns.phases.scheduleFromStatement, '—'),
             latencyRow('finish: model answer complete → reply at the platform (commit, sendMessage)', b.turns.phases.finish, '—'),
           ]
         : []),
@@ -158,9 +159,11 @@ export function renderBenchReport(b: BenchFigures): string {
       'Sequential turns, a fresh chat every 20 turns (so the model request, which carries the whole history, stays',
       'small; the cost-growth table above has longer histories), after 1,000 turns of warm-up: the processes are fresh, and their',
       'first few hundred turns run measurably slower (code not yet optimised by V8) than a gateway that has been up a while. The',
-      'phases are cut at the stored event\'s `received_at` (Postgres\' clock; the statement start, so the store\'s',
-      'own commit counts into scheduling) and the simulator\'s model-request and reply timestamps (microseconds,',
-      'same machine, same wall clock). Overhead end to end subtracts the model time the simulator recorded from',
+      'phases are cut where the gateway has the event stored (its `storedAt`, taken when the insert\'s commit has',
+      'answered, the moment interrupt latency also starts from; the wake-up job carries it) and at the simulator\'s',
+      'model-request and reply timestamps (microseconds, same machine, same wall clock). The row under scheduling cuts',
+      'at the insert\'s `received_at` instead (Postgres\' clock, the statement\'s start), as this page did until',
+      '2026-11-23: the difference is the store\'s own execution, commit and answer. Overhead end to end subtracts the model time the simulator recorded from',
       'webhook-posted → reply-received. Interrupt latency: a second message is sent while the model streams a long',
       'answer; the figure runs from sending it to the simulator seeing the stream closed, so it includes the webhook',
       'hop and is an upper bound of "stored → aborted".',

@@ -78,7 +78,7 @@ export function renderTargets(b: BenchFigures): string[] {
     row(
       '(issue 3) scheduling overhead per turn p50 < 5 ms, instant model',
       schedule
-        ? `p50 ${f(schedule.p50, 2)} ms, p99 ${f(schedule.p99, 1)} ms from the event stored to the model holding the turn's request (sequential turns, chats of 20 turns); end to end, platform to platform minus model time: p50 ${f(b.turns.overhead.p50, 1)} ms${b.relaySequential ? `, where the minimal relay's three HTTP hops alone take ${f(b.relaySequential.p50, 1)} ms` : ''}`
+        ? `p50 ${f(schedule.p50, 2)} ms, p99 ${f(schedule.p99, 1)} ms from the event stored (the gateway has the insert's commit) to the model holding the turn's request (sequential turns, chats of 20 turns; ${f(b.turns.phases?.scheduleFromStatement.p50 ?? Number.NaN, 2)} ms from the insert's start); end to end, platform to platform minus model time: p50 ${f(b.turns.overhead.p50, 1)} ms${b.relaySequential ? `, where the minimal relay's three HTTP hops alone take ${f(b.relaySequential.p50, 1)} ms` : ''}`
         : `p50 ${f(b.turns.overhead.p50, 1)} ms end to end (no phase split in this run)`,
       (schedule ?? b.turns.overhead).p50 < 5,
       'Scheduling is the hand-off to a worker (BullMQ add, pick-up), the conversation lease (Redis), one state read (Postgres) and the request to the model over HTTP; the rest of a turn is ingress (webhook, durable store) and finish (commit with fsync, `sendMessage`), split out in "Turns, one at a time". On this 2-core machine every process hop is a wake-up of another process; see docs/turns.md.',

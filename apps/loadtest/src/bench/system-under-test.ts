@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { Agent, request } from 'undici';
 import { migrateDatabase } from '@switchboard/db';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
 import { spawnProfiledApp } from './cpu-profile.ts';
@@ -23,6 +24,8 @@ export interface SystemUnderTest {
   /** Postgres backends show it in their command line (CPU accounting). */
   databaseName: string;
   redisUrl: string;
+  /** REDIS_PREFIX of every process: the bench reads the wake-up jobs under it. */
+  redisPrefix: string;
   sims: ManagedProcess[];
   gateways: ManagedProcess[];
   workers: ManagedProcess[];
@@ -143,6 +146,7 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     databaseUrl: databaseUrl.toString(),
     databaseName: dbName,
     redisUrl,
+    redisPrefix: env.REDIS_PREFIX as string,
     sims,
     gateways,
     workers,
@@ -185,16 +189,24 @@ export async function startRelayUnderTest(name: string): Promise<RelayUnderTest>
   return { simUrl, relayUrl, processes, close };
 }
 
-export async function postJson<T = unknown>(url: string, body: unknown): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${url.replace(/bot[^/]+/, 'bot<token>')} answered ${response.status}: ${text.slice(0, 300)}`);
+// The bench's calls to the simulator go through undici's `request`, not the
+// global fetch: the load generator shares the two cores with the system it
+// measures, and its answer to a turn's webhook arrives in the middle of that
+// turn, so the lighter client takes less from the figure (docs/turns.md).
+const controlDispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+
+async function callJson<T>(url: string, init: { method: 'GET' | 'POST'; body?: string }): Promise<T> {
+  const headers = init.body === undefined ? undefined : { 'content-type': 'application/json' };
+  const answer = await request(url, { ...init, headers, dispatcher: controlDispatcher });
+  const text = await answer.body.text();
+  if (answer.statusCode < 200 || answer.statusCode >= 300) throw new Error(`${url.replace(/bot[^/]+/, 'bot<token>')} answered ${answer.statusCode}: ${text.slice(0, 300)}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+export async function postJson<T = unknown>(url: string, body: unknown): Promise<T> {
+  return callJson<T>(url, { method: 'POST', body: JSON.stringify(body) });
+}
+
 export async function getJson<T = unknown>(url: string): Promise<T> {
-  const response = await fetch(url);
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
+  return callJson<T>(url, { method: 'GET' });
 }

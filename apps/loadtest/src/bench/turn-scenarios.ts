@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { jobIdForInboundEvent, QueueName } from '@switchboard/queue';
 import { createLatencyRecorder, type LatencySummary } from '../latency-histogram.ts';
 import { getJson, postJson, type SystemUnderTest } from './system-under-test.ts';
 
@@ -28,14 +30,23 @@ async function sendUpdate(sut: Pick<SystemUnderTest, 'simUrl'>, chatId: number, 
 
 /** Where a sequential turn's overhead goes, each on the clocks of the machine's processes (one box, one wall clock). */
 export interface TurnPhases {
-  /** The platform posts the webhook → the event is stored (Postgres' `received_at`). */
+  /** The platform posts the webhook → the gateway has the event stored (the insert committed and answered). */
   ingress: LatencySummary;
   /**
    * Issue 3's "scheduling overhead": the event is stored → the turn's model
    * request reaches the model. Hand-off to a worker (BullMQ), the
-   * conversation's lease, the state read, the request built and sent.
+   * conversation's lease, the state read, the request built and sent. It
+   * starts where interrupt latency starts: the gateway's `storedAt`, which
+   * the wake-up job carries.
    */
   schedule: LatencySummary;
+  /**
+   * The same, from the insert's `received_at` (Postgres' clock, the
+   * statement's start): it also holds the store's own execution, its commit
+   * (fsync) and the answer's way back to the gateway. Kept beside the
+   * figure because the bench cut there until 2026-11-23.
+   */
+  scheduleFromStatement: LatencySummary;
   /** The model's answer is complete → the reply reaches the platform: commit (fsync) and `sendMessage`. */
   finish: LatencySummary;
 }
@@ -50,7 +61,7 @@ export interface TurnPhases {
  * phases at the stored event's `received_at` and the model request's times.
  */
 export async function measureTurnOverhead(
-  sut: Pick<SystemUnderTest, 'simUrl'> & Partial<Pick<SystemUnderTest, 'databaseUrl'>>,
+  sut: Pick<SystemUnderTest, 'simUrl'> & Partial<Pick<SystemUnderTest, 'databaseUrl' | 'redisUrl' | 'redisPrefix'>>,
   turns: number,
   options: { warmup?: number; chatId?: number; turnsPerChat?: number } = {},
 ): Promise<{ overhead: LatencySummary; endToEnd: LatencySummary; phases?: TurnPhases }> {
@@ -77,34 +88,58 @@ export async function measureTurnOverhead(
     replies.push(sent);
   }
   const requests = new Map((await getJson<ModelRequest[]>(`${sut.simUrl}/control/model/requests`)).map((r) => [lastUserText(r), r]));
-  const storedAt = sut.databaseUrl ? await readStoredTimes(sut.databaseUrl, `overhead turn ${chatId}.%`) : undefined;
+  const { databaseUrl, redisUrl, redisPrefix } = sut;
+  const storedTimes = databaseUrl && redisUrl && redisPrefix ? await readStoredTimes(databaseUrl, { redisUrl, redisPrefix }, `overhead turn ${chatId}.%`) : undefined;
   const overhead = createLatencyRecorder();
   const endToEnd = createLatencyRecorder();
-  const [ingress, schedule, finish] = [createLatencyRecorder(), createLatencyRecorder(), createLatencyRecorder()];
+  const [ingress, schedule, fromStatement, finish] = [createLatencyRecorder(), createLatencyRecorder(), createLatencyRecorder(), createLatencyRecorder()];
   for (let i = warmup; i < warmup + turns; i++) {
     const request = requests.get(textOf(i));
     const sentAt = (replies[i] as SentMessage).sentAt;
     const total = sentAt - (sendTimes[i] as number);
     endToEnd.record(total);
     overhead.record(total - (request ? (request.finishedAt ?? request.receivedAt) - request.receivedAt : 0));
-    const stored = storedAt?.get(textOf(i));
+    const stored = storedTimes?.get(textOf(i));
     if (stored === undefined || request?.finishedAt === undefined) continue;
-    ingress.record(stored - (sendTimes[i] as number));
-    schedule.record(request.receivedAt - stored);
+    ingress.record(stored.storedAt - (sendTimes[i] as number));
+    schedule.record(request.receivedAt - stored.storedAt);
+    fromStatement.record(request.receivedAt - stored.receivedAt);
     finish.record(sentAt - request.finishedAt);
   }
-  const phases = storedAt ? { ingress: ingress.summary(), schedule: schedule.summary(), finish: finish.summary() } : undefined;
+  if (storedTimes && schedule.summary().count < turns) throw new Error(`only ${schedule.summary().count} of ${turns} turns could be split into phases`);
+  const phases = storedTimes ? { ingress: ingress.summary(), schedule: schedule.summary(), scheduleFromStatement: fromStatement.summary(), finish: finish.summary() } : undefined;
   return { overhead: overhead.summary(), endToEnd: endToEnd.summary(), ...(phases ? { phases } : {}) };
 }
 
-/** When each matching message was stored, ms since the epoch with microseconds (Postgres' clock). */
-async function readStoredTimes(databaseUrl: string, pattern: string): Promise<Map<string, number>> {
+/**
+ * When each matching message was stored, ms since the epoch with
+ * microseconds: `receivedAt` is the insert's start (Postgres' clock),
+ * `storedAt` the moment the gateway had it committed, which its wake-up job
+ * carries (the job stays in Redis after it completes, the newest 1,000 of them).
+ */
+async function readStoredTimes(
+  databaseUrl: string,
+  redis: { redisUrl: string; redisPrefix: string },
+  pattern: string,
+): Promise<Map<string, { receivedAt: number; storedAt: number }>> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  const client = new Redis(redis.redisUrl, { lazyConnect: true });
   try {
-    const rows = await sql<{ text: string; stored_ms: string }[]>`
-      select text, (extract(epoch from received_at) * 1000)::text as stored_ms from inbound_events where text like ${pattern}`;
-    return new Map(rows.map((r) => [r.text, Number(r.stored_ms)]));
+    const rows = await sql<{ id: string; text: string; received_ms: string }[]>`
+      select id::text, text, (extract(epoch from received_at) * 1000)::text as received_ms from inbound_events where text like ${pattern}`;
+    await client.connect();
+    const pipeline = client.pipeline();
+    for (const r of rows) pipeline.hget(`${redis.redisPrefix}:bull:${QueueName.Turns}:${jobIdForInboundEvent(Number(r.id))}`, 'data');
+    const answers = (await pipeline.exec()) ?? [];
+    const times = new Map<string, { receivedAt: number; storedAt: number }>();
+    rows.forEach((r, i) => {
+      const data = answers[i]?.[1];
+      const storedAt = typeof data === 'string' ? (JSON.parse(data) as { storedAt?: unknown }).storedAt : undefined;
+      if (typeof storedAt === 'number') times.set(r.text, { receivedAt: Number(r.received_ms), storedAt });
+    });
+    return times;
   } finally {
+    client.disconnect();
     await sql.end({ timeout: 5 });
   }
 }

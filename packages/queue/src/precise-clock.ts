@@ -1,0 +1,10 @@
+/**
+ * Milliseconds since the epoch with microseconds. A wake-up job carries the
+ * moment its event was stored, and the worker and the bench compare it with
+ * other processes' clocks on the same machine: Date.now()'s whole
+ * milliseconds are too coarse for hand-offs that take a fraction of one.
+ * Wall-clock based (timeOrigin), so it lines up across processes.
+ */
+export function preciseNow(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000;
+}

@@ -9,7 +9,7 @@ import { Agent, errors, request } from 'undici';
  * turn to a worker. Node's fetch (undici's WHATWG layer: Request, Headers,
  * a web stream, AbortSignal.any and a timer per call) spends that time on
  * the same cores as the turn being measured; `request` does the same HTTP
- * with a fraction of the work (docs/turns.md, "the harness").
+ * with a fraction of the work (docs/turns.md, "A lighter harness").
  */
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
 

@@ -57,8 +57,9 @@ export interface TurnPhases {
  * both on the simulator's clock) minus the model's own time is what
  * Switchboard adds per turn — ingress, scheduling, storage, delivery, and
  * its HTTP hops to the platform and the model. The load generator's own hop
- * to the simulator is not in it. With the database URL it is also split into
- * phases at the stored event's `received_at` and the model request's times.
+ * to the simulator is not in it. With the database and Redis it is also split into
+ * phases at the gateway's `storedAt` (from the wake-up jobs in Redis) and
+ * the model request's times.
  */
 export async function measureTurnOverhead(
   sut: Pick<SystemUnderTest, 'simUrl'> & Partial<Pick<SystemUnderTest, 'databaseUrl' | 'redisUrl' | 'redisPrefix'>>,

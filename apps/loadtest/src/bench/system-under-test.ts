@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { Agent, request } from 'undici';
 import { migrateDatabase } from '@switchboard/db';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { readJson } from '../http-json.ts';
 import { spawnProfiledApp } from './cpu-profile.ts';
 
 export const benchBotToken = '424242:bench-token';
@@ -189,24 +189,10 @@ export async function startRelayUnderTest(name: string): Promise<RelayUnderTest>
   return { simUrl, relayUrl, processes, close };
 }
 
-// The bench's calls to the simulator go through undici's `request`, not the
-// global fetch: the load generator shares the two cores with the system it
-// measures, and its answer to a turn's webhook arrives in the middle of that
-// turn, so the lighter client takes less from the figure (docs/turns.md).
-const controlDispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-
-async function callJson<T>(url: string, init: { method: 'GET' | 'POST'; body?: string }): Promise<T> {
-  const headers = init.body === undefined ? undefined : { 'content-type': 'application/json' };
-  const answer = await request(url, { ...init, headers, dispatcher: controlDispatcher });
-  const text = await answer.body.text();
-  if (answer.statusCode < 200 || answer.statusCode >= 300) throw new Error(`${url.replace(/bot[^/]+/, 'bot<token>')} answered ${answer.statusCode}: ${text.slice(0, 300)}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
 export async function postJson<T = unknown>(url: string, body: unknown): Promise<T> {
-  return callJson<T>(url, { method: 'POST', body: JSON.stringify(body) });
+  return readJson<T>(url, { method: 'POST', body });
 }
 
 export async function getJson<T = unknown>(url: string): Promise<T> {
-  return callJson<T>(url, { method: 'GET' });
+  return readJson<T>(url);
 }

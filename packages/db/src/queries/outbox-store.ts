@@ -4,17 +4,24 @@ import { outbox } from '../schema/outbox.ts';
 
 export type OutboxRow = typeof outbox.$inferSelect;
 
-/** Marks a part sent; a delivered reply also clears the conversation's restart counter (DESIGN §9). */
+/**
+ * Marks a part sent. A completed turn's reply reaching the user also clears
+ * the conversation's restart counter (DESIGN §9): that is the proof the
+ * conversation gets through. Notices, command replies and a failed or
+ * stopped turn's line are delivered too, but prove nothing about the turn
+ * that keeps being cut off, so they leave the counter alone.
+ */
 export async function markOutboxSent(db: Database, id: number, platformMessageId: string): Promise<void> {
   // After every reply part: postgres.js, prepared once per connection (drizzle's execute plans it anew each time).
   await db.$client`
     with sent as (
       update outbox set status = 'sent', platform_message_id = ${platformMessageId}, sent_at = now(), attempts = attempts + 1
       where id = ${id}
-      returning conversation_id
+      returning conversation_id, turn_id
     )
     update conversations set restart_count = 0
-    from sent where conversations.id = sent.conversation_id and conversations.restart_count > 0`;
+    from sent join turns t on t.id = sent.turn_id and t.status = 'completed'
+    where conversations.id = sent.conversation_id and conversations.restart_count > 0`;
 }
 
 export async function markOutboxFailed(db: Database, id: number, error: string): Promise<void> {

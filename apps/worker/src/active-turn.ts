@@ -2,7 +2,11 @@ import { shouldInterrupt, type BusyInputModeName } from '@switchboard/core';
 import type { ConversationSignal } from '@switchboard/queue';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
-export type StopReason = 'interrupt' | 'stop' | 'shutdown' | 'lease_lost';
+/**
+ * Why a turn stopped. `not_begun`: its running-turn row was refused (another
+ * turn still runs, or the restart threshold was reached), so it must not go on.
+ */
+export type StopReason = 'interrupt' | 'stop' | 'shutdown' | 'lease_lost' | 'not_begun';
 
 /**
  * The in-process handle of a conversation's turn, registered BEFORE the

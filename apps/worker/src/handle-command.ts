@@ -17,6 +17,8 @@ export const helpText = [
 const compactReplies: Record<CompressionOutcome, (n: number) => string> = {
   compressed: (n) => `Done: ${n} older messages are now a summary.`,
   not_needed: () => 'Nothing to compress yet: the conversation is short.',
+  nothing_to_gain: () => 'Nothing to do: the conversation was just compressed, and too little is new since to summarise again.',
+  superseded: () => 'Nothing to do: the conversation was compressed or reset since you asked.',
   locked: () => 'A compression is already running; it will be done in a moment.',
   rotated: () => 'The conversation was just compressed.',
   failed: () => 'Compression failed this time; the conversation goes on uncompressed. Try again later.',
@@ -77,7 +79,9 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       reply = helpText;
       break;
     case 'compact': {
-      const result = await compressConversation(ctx, conversation.id, { force: true });
+      // Meant for the session this command was read with: one that moved on since makes it a no-op.
+      const expectedSessionId = conversation.currentSessionId ?? undefined;
+      const result = await compressConversation(ctx, conversation.id, { force: true, expectedSessionId });
       reply = compactReplies[result.outcome](result.summarisedMessages ?? 0);
       break;
     }
@@ -93,5 +97,6 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     messages: [],
     replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
   });
-  return committed.outbox;
+  // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
+  return committed.kind === 'committed' ? committed.outbox : [];
 }

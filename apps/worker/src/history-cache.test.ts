@@ -15,10 +15,12 @@ async function newSession(chatId: string): Promise<{ conversationId: number; ses
 }
 
 async function say(ids: { conversationId: number; sessionId: number }, ...texts: string[]) {
-  return commitTurn(db.client.db, {
+  const committed = await commitTurn(db.client.db, {
     conversationId: ids.conversationId, sessionId: ids.sessionId, status: 'completed', inboundEventIds: [], replies: [],
     messages: texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content, tokens: 1 })),
   });
+  if (committed.kind !== 'committed') throw new Error('a commit without a turn or input is never fenced out');
+  return committed;
 }
 
 const sessionRow = async (sessionId: number) => (await loadSession(db.client.db, sessionId))!;

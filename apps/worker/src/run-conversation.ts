@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { hasPendingWork, loadTurnState, pendingInputAges, StaleTurnCutOff, type OutboxRow } from '@switchboard/db';
+import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import { compressConversation } from './compress-session.ts';
+import type { Lease } from './conversation-lease.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { applyRestartRules } from './restart-guard.ts';
@@ -29,38 +30,64 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
     const lease = await ctx.leases.acquire(conversationId);
     if (!lease) return ran ? 'ran' : 'busy';
     ran = true;
-    const renewal = setInterval(() => {
-      ctx.leases.renew(lease).then(
-        (held) => {
-          const active = ctx.running.get(conversationId);
-          if (!held && active) stopTurn(active, 'lease_lost');
-        },
-        (err: unknown) => ctx.log.warn({ err, conversationId }, 'lease renewal failed'),
-      );
-    }, Math.floor(ctx.leases.ttlMs / 3));
+    const renewal = keepLease(ctx, lease);
+    let drained: 'done' | 'yield' = 'done';
     try {
       if (compactFirst) {
         compactFirst = false;
         const result = await compressConversation(ctx, conversationId, { force: true });
         ctx.log.info({ conversationId, outcome: result.outcome }, 'operator compaction');
       }
-      await drainConversation(ctx, conversationId);
+      drained = await drainConversation(ctx, conversationId, () => ctx.leases.renew(lease));
     } finally {
       clearInterval(renewal);
       ctx.running.delete(conversationId);
       await ctx.leases.release(lease);
     }
     if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
+    if (drained === 'yield') return 'ran'; // the recovery sweep comes back to it; no hot loop here
     if (!(await hasPendingWork(ctx.sql, conversationId))) return 'ran';
   }
 }
 
-async function drainConversation(ctx: WorkerContext, conversationId: number): Promise<void> {
+/** Rechecks in a row (a stale turn settled, the threshold reached) after which the sweep is left to come back. */
+const maxRechecks = 3;
+
+/**
+ * Renews the lease every third of its TTL. A renewal that says the lease is
+ * gone, or renewals that keep failing (Redis down) for a whole TTL, stop the
+ * running turn as `lease_lost`: another worker may hold the conversation now,
+ * and the fenced commit would refuse this turn anyway (issue 16, defect 2).
+ */
+function keepLease(ctx: WorkerContext, lease: Lease): NodeJS.Timeout {
+  const conversationId = lease.conversationId;
+  let renewedAt = Date.now();
+  const lose = () => {
+    const active = ctx.running.get(conversationId);
+    if (active) stopTurn(active, 'lease_lost');
+  };
+  return setInterval(() => {
+    ctx.leases.renew(lease).then(
+      (held) => {
+        if (held) renewedAt = Date.now();
+        else lose();
+      },
+      (err: unknown) => {
+        ctx.log.warn({ err, conversationId }, 'lease renewal failed');
+        if (Date.now() - renewedAt >= ctx.leases.ttlMs) lose();
+      },
+    );
+  }, Math.floor(ctx.leases.ttlMs / 3));
+}
+
+/** 'yield': the conversation could not make progress now (rechecks in a row); the sweep wakes it again. */
+async function drainConversation(ctx: WorkerContext, conversationId: number, confirmLease: () => Promise<boolean>): Promise<'done' | 'yield'> {
   const stoppedEventIds = new Set<number>();
+  let rechecks = 0;
   // Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts.
   let waiting: ActiveTurn | undefined;
   for (;;) {
-    if (ctx.closing) return;
+    if (ctx.closing) return 'done';
     // Registered before the input is read: a signal in between is kept, not
     // lost. The busy mode is fixed once the conversation row is read, before
     // any signal can be applied (signals are delivered on this event loop).
@@ -68,7 +95,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
     waiting = undefined;
     ctx.running.set(conversationId, active);
     const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
-    if (!state) return;
+    if (!state) return 'done';
     // Older replies and notices go out before anything this pass produces.
     if (state.outbox.length > 0) await deliverPendingOutbox(ctx, state.outbox);
     const { conversation, pending } = state;
@@ -80,7 +107,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
       pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
       maxInputPerTurn,
     );
-    if (work.kind === 'idle') return;
+    if (work.kind === 'idle') return 'done';
     let toDeliver: OutboxRow[];
     if (work.kind === 'command') {
       toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds);
@@ -89,17 +116,18 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
-      try {
-        toDeliver = await runTurn(ctx, state, work.events, active);
-      } catch (error) {
-        if (!(error instanceof StaleTurnCutOff)) throw error;
-        // A lost worker's turn was just cut off and counted: suspend if that was one restart too many, then read again.
+      const outcome = await runTurn(ctx, state, work.events, active, confirmLease);
+      if (outcome.kind === 'recheck') {
+        // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
         await applyRestartRules(ctx);
+        if (++rechecks >= maxRechecks) return 'yield';
         continue;
       }
+      if (outcome.kind === 'lost') return 'yield'; // another holder has it, or the sweep hands it on
+      if (outcome.kind === 'cut_off') return 'done';
+      toDeliver = outcome.outbox;
       // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
       if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
-      if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') return;
     }
     ctx.running.delete(conversationId);
     // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
@@ -107,7 +135,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number): Pr
     // The usual end of a turn: it took all the input there was and nothing
     // stopped it. Input that came since is found by the caller's look after
     // the lease is released, so a second state read here would only repeat it.
-    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return;
+    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return 'done';
   }
 }
 

@@ -1,34 +1,20 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
+import { estimateMessageTokens, parseChatCommand, splitMessage } from '@switchboard/core';
 import {
-  apiOnlyNotes,
-  estimateMessageTokens,
-  estimateRequestTokens,
-  findToolTail,
-  needsCompression,
-  parseChatCommand,
-  resumesCutOffTurn,
-  splitMessage,
-  trimOldestToFit,
-} from '@switchboard/core';
-import {
+  abandonTurn,
   acknowledgeRecoveryNote,
-  beginTurn,
   commitTurn,
-  cutOffStaleTurn,
-  ensureCurrentSession,
-  loadConversation,
   loadPendingInbound,
-  loadSession,
-  type ConversationRow,
+  settleRunningTurn,
+  type BeginTurnResult,
   type InboundEventRow,
   type NewTranscriptMessage,
   type OutboxRow,
-  type SessionRow,
   type TurnState,
 } from '@switchboard/db';
 import { markTaken, type ActiveTurn } from './active-turn.ts';
 import { buildModelMessages } from './build-model-messages.ts';
-import { compressConversation } from './compress-session.ts';
+import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -42,138 +28,138 @@ export const notices = {
     'Your previous session was paused after it was cut off by repeated restarts, so this is a fresh start. An operator can restore the earlier session.',
 } as const;
 
+/** How a turn ended, for the caller that drains the conversation. */
+export type TurnOutcome =
+  /** Committed: these outbox rows wait to be delivered. */
+  | { kind: 'committed'; outbox: OutboxRow[] }
+  /** Stopped by shutdown: left running, so the restart is counted and the next holder resumes it (DESIGN §9). */
+  | { kind: 'cut_off' }
+  /** This worker lost the conversation (lease lost, or the fenced commit refused): it sends nothing more for it. */
+  | { kind: 'lost' }
+  /** A stale running turn was settled or the restart threshold reached: apply the restart rules and read again. */
+  | { kind: 'recheck' };
+
+/** What the runtime produced, or the notice that stands for it. */
+interface ExecutedTurn {
+  entries: TranscriptEntry[];
+  status: 'completed' | 'interrupted' | 'failed' | 'cancelled';
+  replyText: string | null;
+  error?: string;
+}
+
 /**
  * Runs one turn for `input` (pending inbound events, oldest first) and commits
- * its result; returns the outbox rows now waiting to be delivered. The caller
- * holds the conversation's lease, registered `active` before reading `input`,
- * and passes the state it read `input` with.
+ * its result. The caller holds the conversation's lease (`confirmLease` renews
+ * it and says whether it is still ours), registered `active` before reading
+ * `input`, and passes the state it read `input` with. The steps: settle a
+ * stale running turn → prepare (row, compression, history, notes) → execute
+ * (the runtime) → commit (fenced) → report.
  */
-export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<OutboxRow[]> {
-  const { conversation } = state;
-  const conversationId = conversation.id;
-  // First message after a restart-loop suspension: a fresh session starts here, and the user is told once (DESIGN §9).
-  const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
-  const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
-  let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
-  const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
-  const requestTokens = () => estimateRequestTokens({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens });
+export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
+  // The last turn still running is not ours to continue: a dead worker's, or one that lost the lease.
+  if (state.lastTurn?.status === 'running') return settleStaleTurn(ctx, state.conversation.id, confirmLease);
+  const prepared = await prepareTurn(ctx, state, input, active);
+  if ('kind' in prepared) return handleNotBegun(ctx, state.conversation.id, prepared.begun, confirmLease);
+  const executed = await executeTurn(ctx, prepared, input, active);
+  const begun = await prepared.begin;
+  if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, confirmLease);
+  return commitAndReport(ctx, prepared, begun.turnId, executed, input, active);
+}
 
-  // Preflight compression (DESIGN §8): the estimate is kept per session, so this check is O(new input).
-  let compressed = false;
-  if (needsCompression({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens, contextTokens, threshold: ctx.config.COMPRESSION_THRESHOLD })) {
-    const result = await compressConversation(ctx, conversationId, { force: false, signal: active.controller.signal });
-    compressed = result.outcome === 'compressed';
-    // Winner, loser or failure: go on with whatever session is current now.
-    const current = await loadConversation(ctx.db, conversationId);
-    if (current) session = await resolveCurrentSession(ctx, current);
-  }
-  const sessionId = session.id;
+async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
+  // Another running turn appeared after the state read (a worker that lost the lease wrote its row late).
+  if (begun.kind === 'occupied') return settleStaleTurn(ctx, conversationId, confirmLease);
+  ctx.log.warn({ conversationId }, 'turn not started: the conversation reached the restart threshold');
+  return { kind: 'recheck' };
+}
 
-  // The last turn still running can only be a lost worker's (this process holds the lease): cut it off first.
-  if (state.lastTurn?.status === 'running') await cutOffStaleTurn(ctx.db, conversationId);
-  const resumes = resumesCutOffTurn(state.lastTurn, session);
-  // The running-turn row is written while the model works: nothing in the
-  // request depends on it. It starts two event-loop turns from now: when the
-  // history comes from the cache (the usual case), the SDK has built and sent
-  // the request by then, so the row's write, its answer and the turn.started
-  // publish do not hold the request up (measurable with a fast model,
-  // docs/turns.md). When the history must be read first, the row is simply
-  // written before the request, as it always was.
-  const begin = afterModelRequestSent().then(() => beginTurn(ctx.db, { conversationId, sessionId, workerId: ctx.workerId })).then(async (begun) => {
-    await ctx.emit({ type: 'turn.started', conversationId, sessionId, turnId: begun.turnId });
-    return begun;
-  });
-  // Awaited before the commit; this only keeps an early exit from leaving its failure unhandled.
-  begin.catch(() => undefined);
-  const history = await ctx.history.load(session);
-  const startedAt = performance.now();
-  const log = ctx.log.child({ conversationId, sessionId });
+/**
+ * Ends a running turn this worker found on a conversation whose lease it
+ * holds: cut off and counted if its worker is dead, superseded (no restart)
+ * if its worker is alive but lost the lease. Done only after confirming the
+ * lease is still ours, so a worker that itself lost the lease never ends the
+ * new holder's turn.
+ */
+async function settleStaleTurn(ctx: WorkerContext, conversationId: number, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
+  if (!(await confirmLease())) return { kind: 'lost' };
+  const settled = await settleRunningTurn(ctx.db, conversationId, ctx.config.WORKER_DEAD_AFTER_MS);
+  ctx.metrics.countRestartIncrements(settled.cutOff);
+  ctx.log.warn({ conversationId, ...settled }, 'a running turn of another worker was settled before this turn');
+  return { kind: 'recheck' };
+}
 
-  // API-only notes (DESIGN §7, §9): built for this request, never stored.
-  const notes: string[] = [];
-  const tail = findToolTail(history);
-  const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
-  if (recoveryKey) notes.push(apiOnlyNotes.recovery);
-  if (resumes) notes.push(apiOnlyNotes.resume);
-
-  // Compression could not bring the request under the context: leave the
-  // oldest messages out of this one request (never out of the transcript).
-  let sentHistory = history;
-  if (requestTokens() > contextTokens) {
-    const notesTokens = notes.reduce((sum, note) => sum + estimateMessageTokens(note), 0);
-    // A child session's summary stands for everything before it: it goes last, not first.
-    const summary = history[0]?.kind === 'summary' ? history[0] : undefined;
-    const budget = contextTokens - ctx.fixedRequestTokens - inputTokens - notesTokens - (summary?.tokens ?? 0);
-    const trimmed = trimOldestToFit(summary ? history.slice(1) : history, budget);
-    sentHistory = summary ? [summary, ...trimmed.sent] : trimmed.sent;
-    ctx.metrics.countTrimmedRequest(trimmed.dropped);
-    log.warn({ dropped: trimmed.dropped, sessionTokens: session.tokenEstimate }, 'request over the context; oldest messages left out of this request');
-  }
-
+/** The runtime's run. An error nobody expected fails this turn (logged, counted, one notice) and never the process. */
+async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn): Promise<ExecutedTurn> {
+  const { conversation, session, notes, recoveryKey, resumes } = prepared;
+  const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
-
-  let entries: TranscriptEntry[] = [];
-  let status: 'completed' | 'interrupted' | 'failed' | 'cancelled' = 'completed';
-  let replyText: string | null = null;
-  let error: string | undefined;
+  const stopped = (): ExecutedTurn => ({ entries: [], status: active.stopReason === 'stop' ? 'cancelled' : 'interrupted', replyText: null });
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
-    if (active.controller.signal.aborted) throw new TurnStoppedBeforeModel();
+    if (active.controller.signal.aborted) return stopped();
     const result = await ctx.runtime.runTurn({
-      messages: buildModelMessages(
-        ctx.config.SYSTEM_PROMPT,
-        sentHistory,
-        notes,
-        input.map((e) => e.text),
-      ),
+      messages: buildModelMessages(ctx.config.SYSTEM_PROMPT, prepared.sentHistory, notes, input.map((e) => e.text)),
       signal: active.controller.signal,
       oneShotNotes: notes,
       onModelAccepted: async (iteration) => {
         if (iteration !== 0) return;
+        // The notes count as delivered only for a turn that really began (its row was written).
+        if ((await prepared.begin).kind !== 'begun') return;
         if (recoveryKey) {
           ctx.metrics.countRecoveryNote('recovery');
-          await acknowledgeRecoveryNote(ctx.db, sessionId, recoveryKey);
+          await acknowledgeRecoveryNote(ctx.db, session.id, recoveryKey);
         }
         if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
       takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
-    entries = result.entries;
-    if (result.outcome === 'interrupted') status = active.stopReason === 'stop' ? 'cancelled' : 'interrupted';
-    else replyText = result.text.trim() === '' ? notices.empty : result.text;
+    if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries };
+    return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text };
   } catch (caught) {
-    if (caught instanceof TurnStoppedBeforeModel) status = active.stopReason === 'stop' ? 'cancelled' : 'interrupted';
-    else if (caught instanceof AgentError) {
+    if (caught instanceof AgentError) {
       log.warn({ code: caught.code, err: caught.cause }, 'turn failed');
-      entries = caught.entries;
-      status = 'failed';
-      error = caught.code;
-      replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
-    } else throw caught;
+      const replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
+      return { entries: caught.entries, status: 'failed', error: caught.code, replyText };
+    }
+    log.error({ err: caught }, 'turn failed with an unexpected error');
+    ctx.metrics.countUnexpectedError('turn');
+    return { entries: [], status: 'failed', error: 'UNEXPECTED', replyText: notices.failed };
   } finally {
     typing?.stop();
   }
+}
 
-  const { turnId } = await begin;
-  // Cut off by shutdown or a lost lease: commit nothing. The turn stays
-  // `running` and its input pending, so the next lease holder resumes it once,
-  // with the resume note, exactly as after a crash (DESIGN §9).
-  if (active.stopReason === 'shutdown' || active.stopReason === 'lease_lost') {
-    log.info({ turnId, reason: active.stopReason }, 'turn cut off; left for resume');
-    return [];
+/** The fenced commit, then metrics and lifecycle events. */
+async function commitAndReport(ctx: WorkerContext, prepared: PreparedTurn, turnId: number, executed: ExecutedTurn, input: InboundEventRow[], active: ActiveTurn): Promise<TurnOutcome> {
+  const { conversation, session } = prepared;
+  const conversationId = conversation.id;
+  const sessionId = session.id;
+  const log = ctx.log.child({ conversationId, sessionId, turnId });
+  if (active.stopReason === 'shutdown') {
+    log.info('turn cut off by shutdown; left for resume');
+    return { kind: 'cut_off' };
   }
-
+  if (active.stopReason === 'lease_lost') {
+    // No restart happened: the turn ends here, uncounted, and its input stays pending for the new holder.
+    await abandonTurn(ctx.db, turnId, 'lease_lost');
+    ctx.metrics.countSupersededTurn('lease_lost');
+    log.warn('lease lost mid-turn; nothing committed');
+    return { kind: 'lost' };
+  }
+  const { entries, status, error } = executed;
+  let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
     ...input.map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
-  if (compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
-  const replyTexts = [...(suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
+  if (prepared.compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
+  const last = input[input.length - 1] as InboundEventRow;
+  const sender = ctx.senders.get(conversation.platform);
+  const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
-  active.outcome = status;
   const committed = await commitTurn(ctx.db, {
     turnId,
     conversationId,
@@ -184,38 +170,20 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
     messages,
     replies,
   });
+  if (committed.kind === 'stale') {
+    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
+    ctx.metrics.countSupersededTurn('commit_refused');
+    log.warn('commit refused: the turn was superseded; nothing sent');
+    return { kind: 'lost' };
+  }
+  active.outcome = status;
   ctx.history.append(sessionId, committed.messages);
-  ctx.metrics.observeTurn(status, (performance.now() - startedAt) / 1000);
+  ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
   await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
-  log.debug({ turnId, status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
-  return committed.outbox;
+  log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  return { kind: 'committed', outbox: committed.outbox };
 }
-
-/** Resolves two event-loop turns from now (see its use in runTurn). */
-function afterModelRequestSent(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
-}
-
-/**
- * The slow path, when the state read found no active current session: the
- * conversation's first turn (the session is created here), or a reset,
- * resume or compression that moved the pointer since. Follows the pointer.
- */
-async function resolveCurrentSession(ctx: WorkerContext, conversation: ConversationRow): Promise<SessionRow> {
-  let sessionId = await ensureCurrentSession(ctx.db, conversation);
-  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId });
-  let session = await loadSession(ctx.db, sessionId);
-  if (session?.status !== 'active') {
-    const current = await loadConversation(ctx.db, conversation.id);
-    if (current) sessionId = await ensureCurrentSession(ctx.db, current);
-    session = await loadSession(ctx.db, sessionId);
-  }
-  if (!session) throw new Error(`session ${sessionId} of conversation ${conversation.id} not found`);
-  return session;
-}
-
-class TurnStoppedBeforeModel extends Error {}
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
 async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {

@@ -15,6 +15,10 @@ export interface WorkerMetrics {
   countTrimmedRequest(droppedMessages: number): void;
   countRestartIncrements(conversations: number): void;
   countSuspension(reason: string): void;
+  /** A turn that ended without committing because this worker lost the conversation (issue 16, defect 2). */
+  countSupersededTurn(reason: 'lease_lost' | 'commit_refused'): void;
+  /** An error nobody expected, caught where it happened (`where`: 'turn', 'process', ...) so the worker goes on. */
+  countUnexpectedError(where: string): void;
   /** One outbox row's delivery attempt: sent, retrying (in-line), postponed (rescheduled) or failed (for good). */
   countDelivery(platform: string, outcome: 'sent' | 'retrying' | 'postponed' | 'failed'): void;
   countRateLimited(platform: string): void;
@@ -65,6 +69,18 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers: [registry],
   });
   const trimmedMessages = new Counter({ name: 'switchboard_trimmed_messages_total', help: 'Messages left out of such requests', registers: [registry] });
+  const unexpected = new Counter({
+    name: 'switchboard_worker_unexpected_errors_total',
+    help: 'Errors nobody expected, caught and logged so the worker went on (by where they were caught)',
+    labelNames: ['where'],
+    registers: [registry],
+  });
+  const superseded = new Counter({
+    name: 'switchboard_turns_superseded_total',
+    help: 'Turns that committed nothing because their worker lost the conversation (lease lost, or the fenced commit refused)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   const restarts = new Counter({ name: 'switchboard_restart_increments_total', help: 'Restart counter increments (conversations cut off by a restart)', registers: [registry] });
   const suspensions = new Counter({ name: 'switchboard_suspensions_total', help: 'Conversations suspended', labelNames: ['reason'], registers: [registry] });
   const interrupts = new Counter({ name: 'switchboard_interrupts_total', help: 'Turns stopped before their end: interrupted by new input or cancelled by /stop or an operator', labelNames: ['outcome'], registers: [registry] });
@@ -74,6 +90,8 @@ export function createWorkerMetrics(): WorkerMetrics {
     registry,
     countRestartIncrements: (n) => restarts.inc(n),
     countSuspension: (reason) => suspensions.inc({ reason }),
+    countSupersededTurn: (reason) => superseded.inc({ reason }),
+    countUnexpectedError: (where) => unexpected.inc({ where }),
     countCompression: (outcome) => compressions.inc({ outcome }),
     observeCompressionGateway: (ms) => compressionGateway.observe(ms / 1000),
     observeCompressionSummariser: (outcome, ms) => compressionSummariser.observe({ outcome }, ms / 1000),

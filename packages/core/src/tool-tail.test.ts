@@ -12,10 +12,17 @@ describe('findToolTail', () => {
     expect(tail?.key).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('is null when the model already answered or the session ends with the user', () => {
+  it('is null when the model already answered, or there is no tool run', () => {
     expect(findToolTail([user('hi'), call('a'), result('a', 'x'), { role: 'assistant', content: 'done' }])).toBeNull();
-    expect(findToolTail([user('hi'), call('a'), result('a', 'x'), user('next')])).toBeNull();
+    expect(findToolTail([user('hi'), call('a'), result('a', 'x'), { role: 'assistant', content: 'done' }, user('next')])).toBeNull();
+    expect(findToolTail([user('hi'), user('next')])).toBeNull();
     expect(findToolTail([])).toBeNull();
+  });
+
+  it('still finds the tail behind user input of turns that never reached the model (the note stays owed)', () => {
+    const bare = findToolTail([user('hi'), call('a'), result('a', 'x')]);
+    const behind = findToolTail([user('hi'), call('a'), result('a', 'x'), user('next'), user('and again')]);
+    expect(behind).toEqual({ start: 2, count: 1, key: bare?.key });
   });
 
   it('gives a new key when any call id, tool name or content differs', () => {

@@ -29,7 +29,8 @@ describe('loadTurnState', () => {
     await storeMessage('101', 'e2', 'and more');
     const conversation = await loadConversation(db.client.db, first.conversationId);
     const sessionId = await ensureCurrentSession(db.client.db, conversation!);
-    const { turnId } = await beginTurn(db.client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1' });
+    const begun = await beginTurn(db.client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1', suspendThreshold: 3 });
+    const turnId = begun.kind === 'begun' ? begun.turnId : 0;
     await commitTurn(db.client.db, {
       turnId,
       conversationId: first.conversationId,
@@ -68,7 +69,8 @@ describe('loadTurnState', () => {
     const commit = (eventIds: number[], chunks: string[]) =>
       commitTurn(db.client.db, { conversationId: stored.conversationId, sessionId, status: 'completed', inboundEventIds: eventIds, messages: [], replies: [{ platform: 'telegram', target: {}, chunks }] });
     await commit([], ['an earlier notice']);
-    const { outbox } = await commit([stored.inboundEventId], ['the reply']);
+    const committed = await commit([stored.inboundEventId], ['the reply']);
+    const outbox = committed.kind === 'committed' ? committed.outbox : [];
     expect(outbox.map((o) => o.text)).toEqual(['an earlier notice', 'the reply']);
     expect(outbox[1]?.createdAt).toBeInstanceOf(Date);
     expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(true);

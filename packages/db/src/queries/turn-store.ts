@@ -65,51 +65,74 @@ export async function loadSessionMessages(db: Database, sessionId: number, after
   return (row?.rows ?? []).map(toMessage);
 }
 
-export interface BegunTurn {
-  turnId: number;
-}
+export type BeginTurnResult =
+  /** The turn is running: it alone may commit the input it took (see commitTurn). */
+  | { kind: 'begun'; turnId: number }
+  /** Another turn of the conversation is still running (the partial unique index said so): settle it first. */
+  | { kind: 'occupied' }
+  /** The conversation reached the restart threshold: suspend it, never start a turn on it (DESIGN §9). */
+  | { kind: 'restart_loop' };
 
 const uniqueViolation = '23505';
 
-/** A running turn from a lost worker was found and cut off; no turn was started. */
-export class StaleTurnCutOff extends Error {
-  readonly code = 'STALE_TURN_CUT_OFF';
-  constructor(readonly conversationId: number) {
-    super(`conversation ${conversationId} had a running turn from a lost worker; it was cut off`);
-    this.name = 'StaleTurnCutOff';
-  }
-}
-
 /**
- * Cuts off a running turn whose worker lost the lease (crashed, or stalled
- * past the TTL) before anyone noticed — counted as a restart like any other
- * — and throws StaleTurnCutOff so the caller applies the restart rules
- * before any new turn. Only the lease holder calls this.
+ * Inserts the running turn, from the moment a worker starts working on the
+ * input (compression included), so a crash at any point of the turn is seen
+ * and counted (issue 16, defect 4). The same statement refuses a turn on a
+ * conversation at or past the restart threshold (defect 7), and the partial
+ * unique index refuses a second running turn. Expected refusals are values.
+ * On every turn's path: a postgres.js statement, prepared once per connection.
  */
-export async function cutOffStaleTurn(db: Database, conversationId: number): Promise<never> {
-  await cutOffRunningTurns(db, { conversationId });
-  throw new StaleTurnCutOff(conversationId);
-}
-
-/**
- * Inserts the running turn. Only the holder of the conversation's lease calls
- * this, after checking the conversation's last turn; the partial unique index
- * still refuses a second running turn, and then the stale one is cut off.
- * On every turn's path: a postgres.js statement, prepared once per connection
- * (see commitTurn).
- */
-export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string }): Promise<BegunTurn> {
+export async function beginTurn(db: Database, input: { conversationId: number; sessionId: number; workerId: string; suspendThreshold: number }): Promise<BeginTurnResult> {
   try {
     const [row] = await db.$client<{ id: string }[]>`
       insert into turns (conversation_id, session_id, worker_id, status)
-      values (${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running')
+      select ${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running'
+      from conversations where id = ${input.conversationId} and restart_count < ${input.suspendThreshold}
       returning id`;
-    if (!row) throw new Error('turn insert returned nothing');
-    return { turnId: Number(row.id) };
+    return row ? { kind: 'begun', turnId: Number(row.id) } : { kind: 'restart_loop' };
   } catch (error) {
     if ((error as { cause?: { code?: string } }).cause?.code !== uniqueViolation && (error as { code?: string }).code !== uniqueViolation) throw error;
-    return cutOffStaleTurn(db, input.conversationId);
+    return { kind: 'occupied' };
   }
+}
+
+/**
+ * Ends the running turn that the new lease holder found (DESIGN §9). Its
+ * worker is either dead (no heartbeat for `deadAfterMs`): the turn was cut
+ * off by a restart and counts one; or alive: it lost the lease (a Redis
+ * restart or failover) and is superseded, which is no restart, and its
+ * commit is now refused (commitTurn's fence). Only a lease holder calls this.
+ */
+export async function settleRunningTurn(db: Database, conversationId: number, deadAfterMs: number): Promise<{ cutOff: number; superseded: number }> {
+  const [row] = await db.$client<{ cut_off: string; superseded: string }[]>`
+    with running as materialized (
+      select t.id, coalesce(w.status in ('running', 'stopping') and w.heartbeat_at >= now() - ${deadAfterMs}::int * interval '1 millisecond', false) as alive
+      from turns t left join workers w on w.id = t.worker_id
+      where t.conversation_id = ${conversationId} and t.status = 'running'
+      for update of t
+    ), superseded as (
+      update turns set status = 'interrupted', error = 'lease_lost', ended_at = now()
+      where id in (select id from running where alive) returning id
+    ), cut as (
+      update turns set status = 'failed', error = 'cut_off_by_restart', cut_off_at = now(), ended_at = now()
+      where id in (select id from running where not alive) returning id
+    ), counted as (
+      update conversations set restart_count = restart_count + 1, updated_at = now()
+      where id = ${conversationId} and exists (select 1 from cut) returning id
+    )
+    select (select count(*) from cut) as cut_off, (select count(*) from superseded) as superseded`;
+  return { cutOff: Number(row?.cut_off ?? 0), superseded: Number(row?.superseded ?? 0) };
+}
+
+/**
+ * Ends this worker's own running turn without committing anything, when it
+ * learned that it lost the conversation's lease: no restart happened, the
+ * input stays pending for the new holder. Fenced like a commit: a turn that
+ * is no longer running is left as it is.
+ */
+export async function abandonTurn(db: Database, turnId: number, reason: string): Promise<void> {
+  await db.$client`update turns set status = 'interrupted', error = ${reason}, ended_at = now() where id = ${turnId} and status = 'running'`;
 }
 
 /**
@@ -158,18 +181,35 @@ export interface CommitTurnInput {
   replies: { platform: string; target: Record<string, unknown>; chunks: string[] }[];
 }
 
+export type CommitTurnResult =
+  | { kind: 'committed'; outbox: OutboxRow[]; messages: MessageRow[] }
+  /**
+   * Nothing was written: the turn is no longer running (cut off, or
+   * superseded by a new lease holder), or its input was already taken by
+   * someone else. The caller lost the conversation and must send nothing.
+   */
+  | { kind: 'stale' };
+
 /**
  * Writes everything a turn produced atomically (DESIGN §11): the transcript
  * entries with consecutive per-session sequence numbers, the consumed inbound
  * events marked done, the outbox rows, and the turn's end. Returns the
  * conversation's pending outbox rows, so delivery needs no second read.
+ *
+ * Fenced (issue 16, defect 2): the `fence` part locks the turn row and the
+ * input rows and holds only if the turn is still `running`, not cut off, and
+ * every input event is still `pending`; every write hangs off it. A holder
+ * that lost its lease therefore commits nothing, whatever the timing: if the
+ * new holder settled its turn or took its input first, the row locks make this
+ * statement wait and see that (a locked row is re-checked once it is free).
+ *
  * One statement of data-modifying CTEs rather than a transaction of seven,
  * because it runs on every turn and each round trip is paid in reply latency;
  * written for postgres.js directly (not drizzle's `execute`), because only
  * postgres.js prepares it once per connection instead of planning it anew
  * every turn (drizzle sends unnamed queries unprepared).
  */
-export async function commitTurn(db: Database, input: CommitTurnInput): Promise<{ outbox: OutboxRow[]; messages: MessageRow[] }> {
+export async function commitTurn(db: Database, input: CommitTurnInput): Promise<CommitTurnResult> {
   const tokens = input.messages.reduce((sum, m) => sum + m.tokens, 0);
   const messageRows = input.messages.map((m, i) => ({
     ord: i + 1,
@@ -185,10 +225,17 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
-  const [row] = await db.$client<{ outbox: JsonRow[] | null; messages: JsonRow[] | null }[]>`
-    with s as (
+  const [row] = await db.$client<{ fenced: boolean; outbox: JsonRow[] | null; messages: JsonRow[] | null }[]>`
+    with turn_ok as materialized (
+      select id from turns where id = ${turnId} and status = 'running' and cut_off_at is null for update
+    ), input_ok as materialized (
+      select id from inbound_events where id = any(${eventIds}::bigint[]) and status = 'pending' for update
+    ), fence as materialized (
+      select 1 as ok where (${turnId}::bigint is null or exists (select 1 from turn_ok))
+        and (select count(*) from input_ok) = cardinality(${eventIds}::bigint[])
+    ), s as (
       update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
-      where id = ${input.sessionId} and ${count}::int > 0
+      where id = ${input.sessionId} and ${count}::int > 0 and exists (select 1 from fence)
       returning last_seq
     ), m as (
       insert into messages (session_id, seq, role, content, tokens, tool_calls, tool_call_id, tool_name, inbound_event_id, turn_id)
@@ -197,29 +244,33 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
         as r(ord int, role text, content text, tokens int, tool_calls jsonb, tool_call_id text, tool_name text, inbound_event_id bigint)
       returning *
     ), e as (
-      update inbound_events set status = 'done', turn_id = ${turnId} where id = any(${eventIds}::bigint[])
+      update inbound_events set status = 'done', turn_id = ${turnId} where id in (select id from input_ok) and exists (select 1 from fence)
       returning 1
     ), c as (
       -- Input was taken, so the queue is below its cap again and a later overflow is told anew.
       update conversations set updated_at = now(), input_overflow_at = null
-      where id = ${input.conversationId} and cardinality(${eventIds}::bigint[]) > 0
+      where id = ${input.conversationId} and cardinality(${eventIds}::bigint[]) > 0 and exists (select 1 from fence)
       returning 1
     ), o as (
       insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text)
       select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text
       from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(platform text, target jsonb, chunk_index int, text text)
+      where exists (select 1 from fence)
       returning *
     ), t as (
-      update turns set status = ${input.status}, error = ${input.error ?? null}, ended_at = now()
-      where id = ${turnId}
+      -- The turn's session is the one it committed to (a compression during the turn moved it to the child).
+      update turns set status = ${input.status}, error = ${input.error ?? null}, session_id = ${input.sessionId}, ended_at = now()
+      where id in (select id from turn_ok) and exists (select 1 from fence)
       returning 1
     )
+    select exists (select 1 from fence) as fenced,
     -- Everything now waiting to go out, in order: earlier notices (from the statement's snapshot) and this turn's parts.
-    select coalesce((select json_agg(x order by x.id) from (
+    coalesce((select json_agg(x order by x.id) from (
       select * from outbox where conversation_id = ${input.conversationId} and status = 'pending'
       union all select * from o
     ) x), '[]') as outbox,
     -- The stored transcript rows, so the worker's history cache takes them without reading them back.
     (select json_agg(m order by m.seq) from m) as messages`;
-  return { outbox: (row?.outbox ?? []).map(toOutbox), messages: (row?.messages ?? []).map(toMessage) };
+  if (!row?.fenced) return { kind: 'stale' };
+  return { kind: 'committed', outbox: (row.outbox ?? []).map(toOutbox), messages: (row.messages ?? []).map(toMessage) };
 }

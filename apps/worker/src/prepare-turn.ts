@@ -1,0 +1,114 @@
+import {
+  apiOnlyNotes,
+  estimateMessageTokens,
+  estimateRequestTokens,
+  findToolTail,
+  needsCompression,
+  resumesCutOffTurn,
+  trimOldestToFit,
+} from '@switchboard/core';
+import { beginTurn, ensureCurrentSession, loadConversation, loadSession, type BeginTurnResult, type ConversationRow, type InboundEventRow, type MessageRow, type SessionRow, type TurnState } from '@switchboard/db';
+import { stopTurn, type ActiveTurn } from './active-turn.ts';
+import { compressConversation } from './compress-session.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+/** Everything the model request of a turn is built from, and the turn's row as it is being written. */
+export interface PreparedTurn {
+  conversation: ConversationRow;
+  session: SessionRow;
+  /** The running-turn row's insert: started before any work on the input, awaited before compression and before the commit. */
+  begin: Promise<BeginTurnResult>;
+  /** The history sent (the oldest messages may be left out of this one request). */
+  sentHistory: MessageRow[];
+  notes: string[];
+  /** The unread tool tail's key when this request carries the recovery note. */
+  recoveryKey: string | null;
+  resumes: boolean;
+  compressed: boolean;
+  /** First message after a restart-loop suspension: the user is told once (DESIGN §9). */
+  suspendedNotice: boolean;
+  startedAt: number;
+}
+
+/**
+ * The turn's preparation: its running-turn row, preflight compression, the
+ * session, the history and the API-only notes. The row is written first, so
+ * a worker that dies at any later point (during compression too) leaves a
+ * running turn that is cut off and counted (issue 16, defect 4). Without
+ * compression the insert runs alongside the model request (a round trip
+ * saved on every turn; docs/turns.md); the request's acceptance waits for it.
+ * Returns the refusal when the row was not written.
+ */
+export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<PreparedTurn | { kind: 'not_begun'; begun: BeginTurnResult }> {
+  const { conversation } = state;
+  const conversationId = conversation.id;
+  const startedAt = performance.now();
+  const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
+  const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
+  let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
+  const begin = beginTurn(ctx.db, { conversationId, sessionId: session.id, workerId: ctx.workerId, suspendThreshold: ctx.config.RESTART_SUSPEND_THRESHOLD }).then(async (begun) => {
+    if (begun.kind === 'begun') await ctx.emit({ type: 'turn.started', conversationId, sessionId: session.id, turnId: begun.turnId });
+    else stopTurn(active, 'not_begun');
+    return begun;
+  });
+  // Awaited before the commit; this only keeps an early exit from leaving its failure unhandled.
+  begin.catch(() => undefined);
+
+  // Preflight compression (DESIGN §8): the estimate is kept per session, so this check is O(new input).
+  let compressed = false;
+  if (needsCompression({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens, contextTokens: ctx.config.MODEL_CONTEXT_TOKENS, threshold: ctx.config.COMPRESSION_THRESHOLD })) {
+    const begun = await begin;
+    if (begun.kind !== 'begun') return { kind: 'not_begun', begun };
+    const result = await compressConversation(ctx, conversationId, { force: false, signal: active.controller.signal });
+    compressed = result.outcome === 'compressed';
+    // Winner, loser or failure: go on with whatever session is current now.
+    const current = await loadConversation(ctx.db, conversationId);
+    if (current) session = await resolveCurrentSession(ctx, current);
+  }
+
+  const history = await ctx.history.load(session);
+  // API-only notes (DESIGN §7, §9): built for this request, never stored.
+  const notes: string[] = [];
+  const tail = findToolTail(history);
+  const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
+  if (recoveryKey) notes.push(apiOnlyNotes.recovery);
+  const resumes = resumesCutOffTurn(state.lastTurn, session);
+  if (resumes) notes.push(apiOnlyNotes.resume);
+  const sentHistory = fitHistory(ctx, session, history, notes, inputTokens, conversationId);
+  return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };
+}
+
+/**
+ * Compression could not bring the request under the context: leave the
+ * oldest messages out of this one request (never out of the transcript).
+ */
+function fitHistory(ctx: WorkerContext, session: SessionRow, history: readonly MessageRow[], notes: string[], inputTokens: number, conversationId: number): MessageRow[] {
+  const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
+  if (estimateRequestTokens({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens }) <= contextTokens) return [...history];
+  const notesTokens = notes.reduce((sum, note) => sum + estimateMessageTokens(note), 0);
+  // A child session's summary stands for everything before it: it goes last, not first.
+  const summary = history[0]?.kind === 'summary' ? history[0] : undefined;
+  const budget = contextTokens - ctx.fixedRequestTokens - inputTokens - notesTokens - (summary?.tokens ?? 0);
+  const trimmed = trimOldestToFit(summary ? history.slice(1) : history, budget);
+  ctx.metrics.countTrimmedRequest(trimmed.dropped);
+  ctx.log.warn({ conversationId, sessionId: session.id, dropped: trimmed.dropped, sessionTokens: session.tokenEstimate }, 'request over the context; oldest messages left out of this request');
+  return summary ? [summary, ...trimmed.sent] : trimmed.sent;
+}
+
+/**
+ * The slow path, when the state read found no active current session: the
+ * conversation's first turn (the session is created here), or a reset,
+ * resume or compression that moved the pointer since. Follows the pointer.
+ */
+async function resolveCurrentSession(ctx: WorkerContext, conversation: ConversationRow): Promise<SessionRow> {
+  let sessionId = await ensureCurrentSession(ctx.db, conversation);
+  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId });
+  let session = await loadSession(ctx.db, sessionId);
+  if (session?.status !== 'active') {
+    const current = await loadConversation(ctx.db, conversation.id);
+    if (current) sessionId = await ensureCurrentSession(ctx.db, current);
+    session = await loadSession(ctx.db, sessionId);
+  }
+  if (!session) throw new Error(`session ${sessionId} of conversation ${conversation.id} not found`);
+  return session;
+}

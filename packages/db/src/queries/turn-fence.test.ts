@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
+import { suspendRestartLoops } from './restart-store.ts';
+import { registerWorker } from './worker-registry.ts';
+import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
+import { storeInboundEvent } from './store-inbound.ts';
+
+// Issue 16, defects 2 and 7: a worker that lost the conversation commits nothing,
+// and neither a turn nor a suspension happens behind the current holder's back.
+const db = useTestDbClient({ max: 6 });
+const threshold = 3;
+
+async function newConversation(chatId: string) {
+  const stored = await storeInboundEvent(db.client.sql, {
+    platform: 'telegram', accountId: 'bot', eventId: `e-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
+    chatId, threadId: '', userScope: '', userId: 'u1', text: `hello from ${chatId}`, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
+  });
+  const conversation = await loadConversation(db.client.db, stored.conversationId);
+  const sessionId = await ensureCurrentSession(db.client.db, conversation!);
+  return { conversationId: stored.conversationId, sessionId, eventId: stored.inboundEventId };
+}
+
+async function begin(ids: { conversationId: number; sessionId: number }, workerId: string): Promise<number> {
+  const begun = await beginTurn(db.client.db, { ...ids, workerId, suspendThreshold: threshold });
+  if (begun.kind !== 'begun') throw new Error(`turn not begun: ${begun.kind}`);
+  return begun.turnId;
+}
+
+const reply = (ids: { conversationId: number; sessionId: number; eventId: number }, turnId: number | undefined, text: string): CommitTurnInput => ({
+  turnId, conversationId: ids.conversationId, sessionId: ids.sessionId, status: 'completed', inboundEventIds: [ids.eventId],
+  messages: [{ role: 'user', content: 'hello', tokens: 1, inboundEventId: ids.eventId }, { role: 'assistant', content: text, tokens: 1 }],
+  replies: [{ platform: 'telegram', target: {}, chunks: [text] }],
+});
+
+async function stored(conversationId: number) {
+  const messages = await db.client.sql<{ content: string }[]>`select m.content from messages m join sessions s on s.id = m.session_id where s.conversation_id = ${conversationId} order by m.id`;
+  const outbox = await db.client.sql<{ text: string }[]>`select text from outbox where conversation_id = ${conversationId} order by id`;
+  const turns = await db.client.sql<{ status: string; cut_off: boolean }[]>`select status, cut_off_at is not null as cut_off from turns where conversation_id = ${conversationId} order by id`;
+  const [conversation] = await db.client.sql<{ restart_count: number; status: string }[]>`select restart_count, status from conversations where id = ${conversationId}`;
+  return { messages: messages.map((m) => m.content), outbox: outbox.map((o) => o.text), turns: turns.map((t) => `${t.status}${t.cut_off ? '+cut' : ''}`), ...conversation };
+}
+
+describe('the fenced commit', () => {
+  it('refuses the turn of a worker that lost the lease once the new holder settled it, and writes nothing of it', async () => {
+    const ids = await newConversation('301');
+    await registerWorker(db.client.db, { id: 'alive-a', hostname: 'h', pid: 1 });
+    const stale = await begin(ids, 'alive-a');
+    // The new holder finds A's turn running; A is alive (a Redis failover, not a crash): superseded, no restart.
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 0, superseded: 1 });
+    const current = await begin(ids, 'holder-b');
+    expect((await commitTurn(db.client.db, reply(ids, current, 'answer from B'))).kind).toBe('committed');
+    expect(await commitTurn(db.client.db, reply(ids, stale, 'answer from A'))).toEqual({ kind: 'stale' });
+    expect(await stored(ids.conversationId)).toMatchObject({
+      messages: ['hello', 'answer from B'], outbox: ['answer from B'], turns: ['interrupted', 'completed'], restart_count: 0,
+    });
+  });
+
+  it('refuses a turn that was cut off by a restart: never both cut off and completed', async () => {
+    const ids = await newConversation('302');
+    const turnId = await begin(ids, 'dead-worker'); // never registered: no heartbeat, so dead
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 1, superseded: 0 });
+    expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
+    expect(await stored(ids.conversationId)).toMatchObject({ messages: [], outbox: [], turns: ['failed+cut'], restart_count: 1 });
+    expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
+  });
+
+  it('lets exactly one of two racing commits take the same input', async () => {
+    const ids = await newConversation('303');
+    const results = await Promise.all([commitTurn(db.client.db, reply(ids, undefined, 'one')), commitTurn(db.client.db, reply(ids, undefined, 'two'))]);
+    expect(results.map((r) => r.kind).sort()).toEqual(['committed', 'stale']);
+    const after = await stored(ids.conversationId);
+    expect(after.messages).toHaveLength(2);
+    expect(after.outbox).toHaveLength(1);
+  });
+
+  it('leaves a turn its worker abandoned uncounted, and its input pending', async () => {
+    const ids = await newConversation('304');
+    const turnId = await begin(ids, 'w');
+    await abandonTurn(db.client.db, turnId, 'lease_lost');
+    expect(await stored(ids.conversationId)).toMatchObject({ turns: ['interrupted'], restart_count: 0 });
+    expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
+    expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
+  });
+});
+
+describe('the restart threshold', () => {
+  it('refuses to begin a turn at the threshold, and a second running turn', async () => {
+    const ids = await newConversation('305');
+    await begin(ids, 'w1');
+    expect(await beginTurn(db.client.db, { ...ids, workerId: 'w2', suspendThreshold: threshold })).toEqual({ kind: 'occupied' });
+    await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
+    await db.client.sql`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
+    expect(await beginTurn(db.client.db, { ...ids, workerId: 'w2', suspendThreshold: threshold })).toEqual({ kind: 'restart_loop' });
+  });
+
+  it('never suspends a conversation under a running turn, and suspends it in one step once none runs', async () => {
+    const ids = await newConversation('306');
+    await registerWorker(db.client.db, { id: 'alive-c', hostname: 'h', pid: 1 });
+    await begin(ids, 'alive-c');
+    await db.client.sql`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
+    expect((await suspendRestartLoops(db.client.db, threshold)).map((s) => s.conversationId)).not.toContain(ids.conversationId);
+    expect((await stored(ids.conversationId)).status).toBe('active');
+    await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
+    expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId });
+    expect(await stored(ids.conversationId)).toMatchObject({ status: 'suspended', restart_count: 0 });
+    const [held] = await db.client.sql<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;
+    expect(held?.status).toBe('held');
+  });
+});

@@ -84,10 +84,14 @@ describe('Discord REST through @discordjs/rest', () => {
     const second = (await rest.post(Routes.channelMessages('301'), { body })) as { id: string };
     expect(second.id).toBe(first.id);
     expect(first.nonce).toBe('sb42');
-    // Another channel is another nonce space.
-    const elsewhere = (await rest.post(Routes.channelMessages('302'), { body })) as { id: string };
-    expect(elsewhere.id).not.toBe(first.id);
+    // Discord dedupes per author, not per channel: the bot's nonce in another channel is the same nonce.
+    const elsewhere = (await rest.post(Routes.channelMessages('302'), { body })) as { id: string; channel_id: string };
+    expect(elsewhere).toMatchObject({ id: first.id, channel_id: '301' });
     expect(((await control('/control/discord/sent?channel_id=301')).json as DiscordSentRecord[]).length).toBe(1);
+    expect(((await control('/control/discord/sent?channel_id=302')).json as DiscordSentRecord[]).length).toBe(0);
+    // Without enforce_nonce a repeat is a new message.
+    const loose = (await rest.post(Routes.channelMessages('301'), { body: { content: 'again', nonce: 'sb42' } })) as { id: string };
+    expect(loose.id).not.toBe(first.id);
   });
 
   it('rejects over-long content, empty content, long nonces and unknown replies with Discord errors', async () => {

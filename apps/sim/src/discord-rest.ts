@@ -102,7 +102,7 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
     const channelId = request.params.channelId;
     const body = readMessageBody(request.body);
     if (body.enforce_nonce === true && body.nonce !== undefined) {
-      const existing = store.findByNonce(channelId, body.nonce);
+      const existing = store.findByNonce(body.nonce);
       // The message made the first time, and no second one (PLATFORMS.md §4).
       if (existing) return toMessage(store, existing);
     }

@@ -118,11 +118,18 @@ export class DiscordStore {
     return this.knownMessages.get(id);
   }
 
-  findByNonce(channelId: string, nonce: string | number): DiscordSentRecord | undefined {
-    const entry = this.nonces.get(`${channelId}:${String(nonce)}`);
+  /**
+   * Discord dedupes a nonce per author, not per channel: "another message
+   * created by the same author with the same nonce" is returned. Every
+   * message made through this REST API is the bot's, so the nonce alone is
+   * the key; a bot that reused a nonce in another channel gets the first
+   * message back, as on Discord.
+   */
+  findByNonce(nonce: string | number): DiscordSentRecord | undefined {
+    const entry = this.nonces.get(String(nonce));
     if (!entry) return undefined;
     if (Date.now() - entry.at > nonceWindowMs) {
-      this.nonces.delete(`${channelId}:${String(nonce)}`);
+      this.nonces.delete(String(nonce));
       return undefined;
     }
     return entry.record;
@@ -133,7 +140,7 @@ export class DiscordStore {
     const list = this.sentByChannel.get(record.channel_id) ?? [];
     list.push(record);
     this.sentByChannel.set(record.channel_id, list);
-    if (record.nonce !== undefined) this.nonces.set(`${record.channel_id}:${String(record.nonce)}`, { record, at: Date.now() });
+    if (record.nonce !== undefined) this.nonces.set(String(record.nonce), { record, at: Date.now() });
     this.hub.publish('discord.sent', record);
   }
 

@@ -42,7 +42,17 @@ export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly Ou
   return true;
 }
 
-export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt'>;
+export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt'>;
+
+/**
+ * The key a platform dedupes a resend by (Discord's nonce): a row is one part
+ * of one reply and its id never changes, so every process that sends the row,
+ * before or after a restart, sends the same key. `sb` + a bigint id is at
+ * most 21 characters, inside Discord's 25.
+ */
+export function outboxIdempotencyKey(row: Pick<OutboxRow, 'id'>): string {
+  return `sb${row.id}`;
+}
 
 async function deliverOne(
   deps: DeliveryDeps,
@@ -51,7 +61,7 @@ async function deliverOne(
 ): Promise<'sent' | 'failed' | 'later'> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const sent = await sender.sendText(row.target, row.text, { idempotencyKey: `sb${row.id}` });
+      const sent = await sender.sendText(row.target, row.text, { idempotencyKey: outboxIdempotencyKey(row), partIndex: row.chunkIndex });
       await persistWithRetry(() => markOutboxSent(deps.db, row.id, sent.platformMessageId), deps.log, `outbox ${row.id} sent`);
       deps.metrics?.countDelivery(row.platform, 'sent');
       return 'sent';

@@ -26,8 +26,6 @@ export interface DiscordReplyTarget {
 
 const discordMessageLimit = 2000;
 const nonceMaxLength = 25;
-/** Reply targets remembered as already answered; old ones are forgotten first. */
-const maxAnsweredTargets = 10_000;
 
 /**
  * Outbound Discord over @discordjs/rest. The worker's deliverer owns retries
@@ -44,18 +42,11 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
     timeout: options.timeoutMs ?? 15_000,
     rejectOnRateLimit: () => true,
   });
-  // The first message to a reply target replies to the user's message (or
-  // answers the interaction); later ones, the rest of a split reply among
-  // them, are plain channel messages. The deliverer may say which part it
-  // sends (partIndex); where it does not, this memory of answered targets
-  // decides. It is set only after a success, so a retried first part is
-  // still the first; after a restart mid-reply the next part may reply too,
-  // which only adds a reply marker, never a second copy.
-  const answered = new Set<string>();
-  const remember = (key: string) => {
-    answered.add(key);
-    if (answered.size > maxAnsweredTargets) answered.delete(answered.values().next().value as string);
-  };
+  // Part 0 of a reply answers the interaction or replies to the user's
+  // message; later parts are plain channel messages. Which part a message is
+  // comes from the outbox row (partIndex), never from this process's memory:
+  // a worker that restarts mid-reply must not take part 2 for the first
+  // and overwrite the interaction's answer with it.
   const authorise = () => {
     // @discordjs/rest forgets the token after any 401; set it again so one
     // rejected call does not turn every later call into a local error.
@@ -85,8 +76,7 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
     rest,
     async sendText(rawTarget, text, sendOptions = {}): Promise<SentMessage> {
       const target = readTarget(rawTarget);
-      const key = target.interactionToken ?? `${target.channelId}:${target.messageId ?? ''}`;
-      const first = (sendOptions.partIndex ?? 0) === 0 && !answered.has(key);
+      const first = (sendOptions.partIndex ?? 0) === 0;
       const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
       if (first && target.interactionToken && target.applicationId) {
         try {
@@ -97,7 +87,6 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
             auth: false,
             body: { content: text, allowed_mentions: { parse: [] } },
           })) as { id: string };
-          remember(key);
           return { platformMessageId: String(message.id) };
         } catch (error) {
           // The interaction token lives 15 minutes; after that the answer goes to the channel instead.
@@ -105,9 +94,7 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         }
       }
       try {
-        const sent = await postChannelMessage(target, text, nonce, first && !target.interactionToken ? target.messageId : undefined);
-        if (first) remember(key);
-        return sent;
+        return await postChannelMessage(target, text, nonce, first && !target.interactionToken ? target.messageId : undefined);
       } catch (error) {
         throw toPlatformError(error, 'create message');
       }

@@ -73,6 +73,8 @@ describe('admin API: conversation actions and the audit log', () => {
     expect(suspended.status).toBe(200);
     expect(suspended.body.conversation).toMatchObject({ status: 'suspended', suspendReason: 'investigating', currentSessionId: null, preSuspendSessionId: original });
     expect(await events.waitFor((e) => e.type === 'conversation.suspended')).toMatchObject({ conversationId: conversation.id, sessionId: original, reason: 'investigating' });
+    // Parked, not finalized: the resume below makes it current again.
+    expect(await events.waitFor((e) => e.type === 'session.parked')).toMatchObject({ conversationId: conversation.id, sessionId: original, reason: 'investigating' });
     const again = await call('POST', `/admin/conversations/${conversation.id}/suspend`);
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: 'ALREADY_SUSPENDED' });
@@ -101,6 +103,8 @@ describe('admin API: conversation actions and the audit log', () => {
     expect(await sessionRow(original)).toMatchObject({ status: 'active' });
     expect(await events.waitFor((e) => e.type === 'session.finalized')).toMatchObject({ sessionId: fresh, reason: 'resumed' });
     expect(await events.waitFor((e) => e.type === 'conversation.resumed')).toMatchObject({ sessionId: original });
+    // Only the session the resume ended was finalized; the parked one came back.
+    expect(events.events.filter((e) => e.type === 'session.finalized').map((e) => e.sessionId)).toEqual([fresh]);
     expect((await call('POST', `/admin/conversations/${conversation.id}/resume`)).body).toMatchObject({ error: 'NOT_SUSPENDED' });
 
     const replies = await system.waitForTelegram(9201, 3);

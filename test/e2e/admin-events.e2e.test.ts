@@ -121,7 +121,8 @@ describe('admin API: the live event stream', () => {
     await adminRequest(base, 'POST', `/admin/conversations/${id}/resume`);
     await adminRequest(base, 'POST', `/admin/conversations/${id}/reset`);
     await stream.waitFor((e) => e.type === 'session.started');
-    expect(stream.events.map((e) => e.type)).toEqual(['conversation.suspended', 'conversation.resumed', 'session.finalized', 'session.started']);
+    // The suspension parks the session (the resume brings it back); only the reset finalizes it.
+    expect(stream.events.map((e) => e.type)).toEqual(['conversation.suspended', 'session.parked', 'conversation.resumed', 'session.finalized', 'session.started']);
     stream.close();
   });
 });

@@ -1,4 +1,5 @@
-import { claimDeadWorkers, cutOffRunningTurns, suspendRestartLoops } from '@switchboard/db';
+import { claimDeadWorkers, cutOffRunningTurns, loadSession, suspendRestartLoops } from '@switchboard/db';
+import type { LifecycleEventType } from '@switchboard/queue';
 import type { WorkerContext } from './worker-context.ts';
 
 /**
@@ -18,6 +19,17 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     ctx.metrics.countSuspension('restart_loop');
     ctx.log.warn({ conversationId }, 'conversation suspended after repeated restarts');
     await ctx.emit({ type: 'conversation.suspended', conversationId, sessionId: sessionId ?? undefined, reason: 'restart_loop' });
-    if (sessionId !== null) await ctx.emit({ type: 'session.finalized', conversationId, sessionId, reason: 'suspended' });
+    if (sessionId !== null) await ctx.emit({ type: await sessionEndEvent(ctx, sessionId), conversationId, sessionId, reason: 'restart_loop' });
   }
+}
+
+/**
+ * A first suspension parks the session (its row stays active, an operator's
+ * resume restores it): `session.parked`. A fresh session that loops again
+ * while the conversation is already suspended is finalized by the suspension
+ * and can never come back: that one really ended.
+ */
+async function sessionEndEvent(ctx: WorkerContext, sessionId: number): Promise<LifecycleEventType> {
+  const session = await loadSession(ctx.db, sessionId);
+  return session?.status === 'finalized' ? 'session.finalized' : 'session.parked';
 }

@@ -7,12 +7,18 @@ export const lifecycleEventTypes = [
   'turn.interrupted',
   'session.compressed',
   'session.finalized',
+  'session.parked',
   'conversation.suspended',
   'conversation.resumed',
 ] as const;
 export type LifecycleEventType = (typeof lifecycleEventTypes)[number];
 
-/** DESIGN §10. `turn.ended` is a boundary and destroys nothing; only `session.finalized` tears down. */
+/**
+ * DESIGN §10. `turn.ended` is a boundary and destroys nothing; only
+ * `session.finalized` tears down. A suspension parks the session instead
+ * (`session.parked`): an operator's resume makes it current again, so a
+ * receiver that tore down on it would lose what the resume restores.
+ */
 export interface LifecycleEvent {
   type: LifecycleEventType;
   conversationId: number;
@@ -20,7 +26,7 @@ export interface LifecycleEvent {
   turnId?: number;
   /** turn.ended: completed | interrupted | failed | cancelled */
   outcome?: string;
-  /** session.compressed: the child; session.finalized: why. */
+  /** session.compressed: the child; session.finalized / session.parked: why. */
   childSessionId?: number;
   reason?: string;
   at: string;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestSystem, webhookSecret } from '../support/system.ts';
+import { waitForRequestFor } from '../support/turn-helpers.ts';
 
 describe('Telegram message end to end', () => {
   let system: TestSystem;
@@ -129,6 +130,29 @@ describe('Telegram message end to end', () => {
     expect(after?.current_session_id).not.toBe(before?.current_session_id);
     const [old] = await system.sql<{ status: string; end_reason: string }[]>`select status, end_reason from sessions where id = ${before?.current_session_id ?? 0}`;
     expect(old).toEqual({ status: 'finalized', end_reason: 'new' });
+  });
+
+  it('in a group, leaves a command addressed to another bot alone: /stop@other_bot neither stops the running turn nor is stored', async () => {
+    const chatId = -9510;
+    const fromId = 9510;
+    const question = '@switchboard_sim_bot take your time';
+    await system.setModelScript({ rules: [{ match: 'take your time', delayMs: 1500 }] });
+    try {
+      await system.sendTelegram({ chatId, fromId, chatType: 'supergroup', text: question });
+      await waitForRequestFor(system, question, 'any');
+      // While the turn runs: another bot's /stop (a group with privacy mode off delivers every bot's commands).
+      expect((await system.sendTelegram({ chatId, fromId, chatType: 'supergroup', text: '/stop@other_bot' })).status).toBe(200);
+      const [reply] = await system.waitForTelegram(chatId, 1);
+      expect(reply?.text).toBe(`echo: ${question}`);
+    } finally {
+      await system.setModelScript({});
+    }
+    const stored = await system.sql<{ text: string }[]>`
+      select e.text from inbound_events e join conversations c on c.id = e.conversation_id where c.chat_id = ${String(chatId)} order by e.id`;
+    expect(stored.map((e) => e.text)).toEqual([question]);
+    // Addressed to this bot, the same command is ours.
+    await system.sendTelegram({ chatId, fromId, chatType: 'supergroup', text: '/stop@switchboard_sim_bot' });
+    expect((await system.waitForTelegram(chatId, 2))[1]?.text).toBe('Nothing was running.');
   });
 
   it('reports readiness of Postgres and Redis', async () => {

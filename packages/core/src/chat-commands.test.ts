@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySignal, parseChatCommand } from './chat-commands.ts';
+import { classifySignal, isCommandForAnotherBot, parseChatCommand } from './chat-commands.ts';
 
 describe('parseChatCommand', () => {
   it('reads slash commands with arguments', () => {
@@ -29,5 +29,25 @@ describe('classifySignal', () => {
     expect(classifySignal('/stop')).toBe('stop');
     expect(classifySignal('what time is it?')).toBe('input');
     expect(classifySignal('/status')).toBe('none');
+  });
+});
+
+describe('isCommandForAnotherBot', () => {
+  it('knows a command addressed to another bot, case-insensitively, and nothing else', () => {
+    expect(isCommandForAnotherBot('/stop@other_bot', 'my_bot')).toBe(true);
+    expect(isCommandForAnotherBot('  /busy@Other_Bot queue', 'my_bot')).toBe(true);
+    expect(isCommandForAnotherBot('/stop@My_Bot', 'my_bot')).toBe(false);
+    expect(isCommandForAnotherBot('/stop', 'my_bot')).toBe(false);
+    expect(isCommandForAnotherBot('mail me at a@other_bot', 'my_bot')).toBe(false);
+    expect(isCommandForAnotherBot('!stop@other_bot', 'my_bot')).toBe(false);
+  });
+
+  it('cannot tell without our username, so it does not refuse then', () => {
+    expect(isCommandForAnotherBot('/stop@other_bot', undefined)).toBe(false);
+  });
+
+  it('never lets a stop for another bot stop ours', () => {
+    expect(classifySignal('/stop@other_bot', 'my_bot')).not.toBe('stop');
+    expect(classifySignal('/stop@my_bot', 'my_bot')).toBe('stop');
   });
 });

@@ -32,6 +32,19 @@ export function parseChatCommand(text: string, botUsername?: string): ChatComman
   return { name: 'unknown', args, raw: `/${rawName}` };
 }
 
+/**
+ * `/name@someone_else …`: a command for another bot in the same group (with
+ * privacy mode off, or as an admin, a bot receives every bot's commands).
+ * It is not ours to run, and above all a `/stop` meant for another bot must
+ * not stop our turn. False when our username is unknown: then it cannot be
+ * told apart from a command for us.
+ */
+export function isCommandForAnotherBot(text: string, botUsername: string | undefined): boolean {
+  if (!botUsername) return false;
+  const addressee = commandPattern.exec(text.trim())?.[2];
+  return addressee !== undefined && text.trim().startsWith('/') && addressee.toLowerCase() !== botUsername.toLowerCase();
+}
+
 /** What a new input means for a running turn, decided at ingress without any state. */
 export function classifySignal(text: string, botUsername?: string): 'input' | 'stop' | 'none' {
   const command = parseChatCommand(text, botUsername);

@@ -39,6 +39,23 @@ describe('parseTelegramUpdate', () => {
     expect(parseTelegramUpdate(update({ ...group, text: '/status' }), context).kind).toBe('message');
   });
 
+  it('ignores a command addressed to another bot, in groups and in private, so /stop@other_bot stops nothing here', () => {
+    const group = { chat: { id: -100, type: 'supergroup' } };
+    for (const text of ['/stop@other_bot', '/STOP@Other_Bot', '/busy@other_bot queue']) {
+      expect(parseTelegramUpdate(update({ ...group, text }), context), text).toEqual({ kind: 'ignored', reason: 'command_for_another_bot' });
+    }
+    // Even as a reply to one of this bot's messages: the command still names the other bot.
+    const reply = { message_id: 9, from: { id: 1000001, is_bot: true } };
+    expect(parseTelegramUpdate(update({ ...group, text: '/stop@other_bot', reply_to_message: reply }), context).kind).toBe('ignored');
+    expect(parseTelegramUpdate(update({ text: '/stop@other_bot' }), context).kind).toBe('ignored');
+    // Addressed to this bot (any case), or to no bot: ours.
+    const own = parseTelegramUpdate(update({ ...group, text: '/stop@Switchboard_Sim_Bot' }), context);
+    expect(own.kind === 'message' && own.message.text).toBe('/stop@Switchboard_Sim_Bot');
+    expect(parseTelegramUpdate(update({ ...group, text: '/stop' }), context).kind).toBe('message');
+    // Without the username (getMe failed at start) it cannot be told apart: handled as before.
+    expect(parseTelegramUpdate(update({ ...group, text: '/stop@other_bot' }), { botId: '1000001' }).kind).toBe('message');
+  });
+
   it('keeps forum topics apart by message_thread_id', () => {
     const result = parseTelegramUpdate(update({ chat: { id: -5, type: 'supergroup' }, text: '/help', message_thread_id: 77, is_topic_message: true }), context);
     expect(result.kind === 'message' && result.message.address.threadId).toBe('77');

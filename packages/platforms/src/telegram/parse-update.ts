@@ -1,3 +1,4 @@
+import { isCommandForAnotherBot } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import type { ParseResult } from '../types.ts';
@@ -21,7 +22,10 @@ const updateSchema = z.object({ update_id: z.number().int().nonnegative(), messa
 export interface TelegramParseContext {
   /** Numeric bot id: the part of the token before ':'. */
   botId: string;
-  /** From getMe; without it, group messages count only as commands or replies to the bot. */
+  /**
+   * From getMe; without it, group messages count only as commands or replies
+   * to the bot, and `/cmd@name` cannot be told apart from a command for us.
+   */
   botUsername?: string;
 }
 
@@ -49,6 +53,8 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   if (message.from.is_bot) return { kind: 'ignored', reason: 'bot_author' };
   if (message.chat.type === 'channel') return { kind: 'ignored', reason: 'channel_post' };
 
+  // Before anything is stored or signalled: `/stop@other_bot` must not stop this bot's turn, nor become its input.
+  if (isCommandForAnotherBot(message.text, context.botUsername)) return { kind: 'ignored', reason: 'command_for_another_bot' };
   const isPrivate = message.chat.type === 'private';
   if (!isPrivate && !isAddressedToBot(message, context)) return { kind: 'ignored', reason: 'not_addressed' };
 

@@ -135,6 +135,19 @@ describe('chat completions through the openai SDK', () => {
     });
   });
 
+  it('sends an error rule\'s Retry-After and retry-after-ms headers with the error, as rate-limited APIs do', async () => {
+    await setScript({ rules: [{ match: 'busy', error: { status: 429, retryAfter: 7, retryAfterMs: 6500 }, times: 1 }] });
+    const response = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-model', messages: ask('busy now') }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('7');
+    expect(response.headers.get('retry-after-ms')).toBe('6500');
+    expect(await response.json()).toMatchObject({ error: { type: 'rate_limit_error', code: null } });
+  });
+
   it('rejects a request without messages with a 400 in OpenAI shape', async () => {
     const error = await client.chat.completions.create({ model: 'sim-model' } as never).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(APIError);

@@ -80,7 +80,7 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
   if (!(await sleepUnlessAborted(plan.delayMs, abort))) return;
 
   if (plan.kind === 'error' && plan.error) {
-    writeJson(res, plan.error.status, buildError(plan.error.message, plan.error.type, plan.error.code), entry.id);
+    writeJson(res, plan.error.status, buildError(plan.error.message, plan.error.type, plan.error.code), entry.id, plan.error.headers);
     requests.markFinished(entry, plan.error.status);
     return;
   }
@@ -118,9 +118,10 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
   requests.markFinished(entry, 200);
 }
 
-function writeJson(res: ServerResponse, status: number, payload: unknown, requestId: number): void {
+function writeJson(res: ServerResponse, status: number, payload: unknown, requestId: number, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(payload);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     'x-request-id': `req_sim_${requestId}`,

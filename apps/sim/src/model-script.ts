@@ -26,6 +26,10 @@ const ruleSchema = z
         message: z.string().optional(),
         type: z.string().optional(),
         code: z.string().nullable().optional(),
+        /** Sent as `Retry-After` (whole seconds, as HTTP defines it), which rate-limited APIs set on a 429 or 503. */
+        retryAfter: z.number().int().nonnegative().optional(),
+        /** Sent as `retry-after-ms`, the finer header OpenAI-compatible APIs add and the OpenAI SDK reads first. */
+        retryAfterMs: z.number().nonnegative().optional(),
       })
       .strict()
       .optional(),
@@ -61,7 +65,7 @@ export interface ReplyPlan {
   kind: 'reply' | 'error' | 'hang';
   content: string;
   toolCalls: ToolCallPlan[];
-  error?: { status: number; message: string; type: string; code: string | null };
+  error?: { status: number; message: string; type: string; code: string | null; headers: Record<string, string> };
   delayMs: number;
   chunkDelayMs: number;
   chunkSize: number;
@@ -120,8 +124,12 @@ export class ModelScriptRunner {
     const timing = { delayMs: rule.delayMs ?? base.delayMs, chunkDelayMs: rule.chunkDelayMs ?? base.chunkDelayMs, chunkSize: base.chunkSize };
     if (rule.hang) return { ...timing, ruleIndex, kind: 'hang', content: '', toolCalls: [] };
     if (rule.error) {
-      const { status, message, type, code } = rule.error;
-      const error = { status, message: message ?? `Scripted error ${status}`, type: type ?? errorTypeFor(status), code: code ?? null };
+      const { status, message, type, code, retryAfter, retryAfterMs } = rule.error;
+      const headers: Record<string, string> = {
+        ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
+        ...(retryAfterMs !== undefined ? { 'retry-after-ms': String(retryAfterMs) } : {}),
+      };
+      const error = { status, message: message ?? `Scripted error ${status}`, type: type ?? errorTypeFor(status), code: code ?? null, headers };
       return { ...timing, ruleIndex, kind: 'error', content: '', toolCalls: [], error };
     }
     const toolCalls = (rule.toolCalls ?? []).map((call) => ({ id: this.nextToolCallId(), name: call.name, arguments: JSON.stringify(call.arguments) }));

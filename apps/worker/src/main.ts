@@ -2,14 +2,36 @@ import closeWithGrace from 'close-with-grace';
 import { loadConfigOrExit, workerEnvSchema } from '@switchboard/config';
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrExit(workerEnvSchema);
 const log = createLogger('worker', config.LOG_LEVEL);
-const worker = await startWorker(config, log);
+/** Its metrics once the worker runs; errors before that are only logged. */
+const started: { metrics?: WorkerMetrics } = {};
 
-// A second signal during the grace period forces the exit.
-closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
-  if (err) log.error({ err }, 'worker stopping after an error');
-  else log.info({ signal }, 'worker stopping');
+// An error that reached no handler belongs to one turn or one request, never
+// to the process: stopping here cut off every running turn on this worker and
+// counted each as a restart (issue 16: one model 429 did it through the
+// model fetch's stream, nodejs/node#54205). So it is logged and counted, and
+// the worker goes on.
+const keepRunning = (origin: 'uncaughtException' | 'unhandledRejection') => (err: unknown) => {
+  log.error({ err, origin }, 'unexpected error; the worker goes on');
+  started.metrics?.countUnexpectedError('process');
+};
+process.on('uncaughtException', keepRunning('uncaughtException'));
+process.on('unhandledRejection', keepRunning('unhandledRejection'));
+
+// A worker that cannot start is broken, not unlucky: it exits. (Awaited at
+// the top level, the rejection would reach the handlers above and leave a
+// half-started process behind.)
+const worker = await startWorker(config, log).catch((err: unknown) => {
+  log.fatal({ err }, 'worker could not start');
+  process.exit(1);
+});
+started.metrics = worker.metrics;
+
+// Signals still drain gracefully; a second signal during the grace period forces the exit.
+closeWithGrace({ delay: 15_000, skip: ['uncaughtException', 'unhandledRejection'] }, async ({ signal }) => {
+  log.info({ signal }, 'worker stopping');
   await worker.close();
 });

@@ -16,12 +16,14 @@ import { startRecoverySweep } from './recovery-sweep.ts';
 import { applyRestartRules } from './restart-guard.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import type { WorkerContext } from './worker-context.ts';
-import { createWorkerMetrics } from './worker-metrics.ts';
+import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
   workerId: string;
   /** Health endpoint base URL. */
   url: string;
+  /** The registry behind /metrics; the process entry counts errors that reached no handler there. */
+  metrics: WorkerMetrics;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       timeoutMs: config.MODEL_TIMEOUT_MS,
       maxToolIterations: config.MAX_TOOL_ITERATIONS,
       tools,
+      retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
+      onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
     }),
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
@@ -110,6 +114,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   return {
     workerId,
     url,
+    metrics: ctx.metrics,
     async close() {
       // Stop taking jobs, give running turns the drain window to finish, then
       // cut off what still runs (left for resume), then queues, Redis, Postgres.

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { createModelFetch } from './model-fetch.ts';
 import { AgentError } from './agent-error.ts';
+import { retryModelRequest, type ModelRetry, type ModelRetryPolicy } from './model-retry.ts';
 import type { ToolRegistry } from './tools/tool-registry.ts';
 import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 
@@ -12,6 +13,10 @@ export interface OpenAiRuntimeOptions {
   timeoutMs: number;
   maxToolIterations: number;
   tools: ToolRegistry;
+  /** 429, 5xx and lost connections are retried this way (model-retry.ts); default: 2 retries, 30 s longest wait. */
+  retry?: Partial<ModelRetryPolicy>;
+  /** Told before each retry's wait, for logs and metrics. */
+  onRetry?: (retry: ModelRetry) => void;
 }
 
 export interface RunTurnRequest {
@@ -41,7 +46,12 @@ export interface AgentRuntime {
 
 /** Chat-completions agent loop: model → tool calls → tool results → model, streaming, abortable. */
 export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime {
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 1, fetch: createModelFetch() });
+  // The SDK's own fetch: a hand-written undici adapter here (0.3 ms faster a
+  // request) threw an uncaught ERR_INVALID_STATE on Node 20 when the SDK
+  // cancelled a 429's body to retry (nodejs/node#54205), which took the whole
+  // worker down (issue 16). The SDK does not retry: model-retry.ts does, abortably.
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
+  const retry: ModelRetryPolicy = { maxRetries: options.retry?.maxRetries ?? 2, maxWaitMs: options.retry?.maxWaitMs ?? 30_000 };
 
   return {
     async runTurn(request) {
@@ -61,7 +71,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
 
         let step: { content: string; toolCalls: ToolCallEntry[] };
         try {
-          step = await streamOneStep(client, options, messages, request, iteration);
+          step = await streamOneStep(client, options, retry, messages, request, iteration);
           if (iteration === 0 && oneShot.size > 0) messages = messages.filter((m) => !(m.role === 'system' && typeof m.content === 'string' && oneShot.has(m.content)));
         } catch (error) {
           if (request.signal.aborted || error instanceof APIUserAbortError) return interrupted();
@@ -102,19 +112,19 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
 async function streamOneStep(
   client: OpenAI,
   options: OpenAiRuntimeOptions,
+  retry: ModelRetryPolicy,
   messages: ChatCompletionMessageParam[],
   request: RunTurnRequest,
   iteration: number,
 ): Promise<{ content: string; toolCalls: ToolCallEntry[] }> {
-  const stream = await client.chat.completions.create(
-    {
-      model: options.model,
-      messages,
-      stream: true,
-      ...(options.tools.definitions.length > 0 ? { tools: options.tools.definitions } : {}),
-    },
-    { signal: request.signal },
-  );
+  const body = {
+    model: options.model,
+    messages,
+    stream: true as const,
+    ...(options.tools.definitions.length > 0 ? { tools: options.tools.definitions } : {}),
+  };
+  // Only the request is retried, never a stream that has begun: its text may already be half read.
+  const stream = await retryModelRequest(() => client.chat.completions.create(body, { signal: request.signal }), retry, request.signal, options.onRetry);
   await request.onModelAccepted?.(iteration);
   let content = '';
   const calls: { id: string; name: string; arguments: string }[] = [];
@@ -131,7 +141,17 @@ async function streamOneStep(
     }
   }
   if (request.signal.aborted) throw new APIUserAbortError();
-  return { content, toolCalls: calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${iteration}_${i}` })) };
+  return { content, toolCalls: assignToolCallIds(calls.filter(Boolean)) };
+}
+
+/**
+ * Keeps the ids the model gave and makes one up for a call that came without.
+ * A made-up id is random, never derived from the step or the call's position:
+ * the recovery note is keyed by the tool tail's ids, and `call_0_0` in every
+ * turn made two identical cut tails share a key, so the second got no note (issue 16).
+ */
+export function assignToolCallIds<T extends { id: string }>(calls: T[]): T[] {
+  return calls.map((call) => (call.id ? call : { ...call, id: `call_${randomBytes(12).toString('hex')}` }));
 }
 
 function toAssistantParam(content: string, toolCalls: ToolCallEntry[]): ChatCompletionMessageParam {

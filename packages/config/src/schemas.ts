@@ -106,6 +106,10 @@ export const workerEnvSchema = z
     MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
     MODEL_CONTEXT_TOKENS: positiveInt(128_000),
     MODEL_TIMEOUT_MS: positiveInt(120_000),
+    /** Retries of a model request answered 408/409/429/5xx or whose connection failed (docs/turns.md "Model errors"). */
+    MODEL_MAX_RETRIES: nonNegativeInt(2),
+    /** The longest wait before such a retry; a model asking for longer (`Retry-After`) is not retried and the user is told. */
+    MODEL_RETRY_MAX_WAIT_MS: nonNegativeInt(30_000),
     COMPRESSION_THRESHOLD: ratio(0.8),
     /** Share of the context kept verbatim (newest messages) when compressing. */
     COMPRESSION_KEEP_RATIO: ratio(0.2),

@@ -1,6 +1,5 @@
 import OpenAI from 'openai';
 import { AgentError } from '../agent-error.ts';
-import { createModelFetch } from '../model-fetch.ts';
 import { summarySystemPrompt } from './summary-prompt.ts';
 
 export interface SummariserOptions {
@@ -16,7 +15,8 @@ export interface Summariser {
 }
 
 export function createSummariser(options: SummariserOptions): Summariser {
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0, fetch: createModelFetch() });
+  // No retries here: a failed summary is backed off and tried on a later turn, which goes on meanwhile (docs/compression.md).
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
   return {
     async summarise(transcript) {
       let text: string | null | undefined;

@@ -20,6 +20,13 @@ describe('parseConfig', () => {
     expect(error.code).toBe('CONFIG_INVALID');
   });
 
+  it('refuses AGENT_RUNTIME=codex, a runtime not built yet, in one line instead of running openai under its name', () => {
+    const error = errorOf(() => parseConfig(workerEnvSchema, { AGENT_RUNTIME: 'codex' }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toBe('Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")');
+    expect(parseConfig(workerEnvSchema, { AGENT_RUNTIME: 'openai' }).AGENT_RUNTIME).toBe('openai');
+  });
+
   it('requires the webhook secret when Telegram is on, without echoing secrets', () => {
     expect(() => parseConfig(gatewayEnvSchema, { TELEGRAM_BOT_TOKEN: '123:abc' })).toThrow(/TELEGRAM_WEBHOOK_SECRET is required/);
     const error = errorOf(() => parseConfig(gatewayEnvSchema, { TELEGRAM_BOT_TOKEN: 'not-a-token-secretvalue' }));

@@ -122,7 +122,12 @@ export const workerEnvSchema = z
     /** Tell the user in one line when older messages were summarised (off by default, DESIGN §11). */
     COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
     RESTART_SUSPEND_THRESHOLD: positiveInt(3),
-    AGENT_RUNTIME: z.enum(['openai', 'codex']).default('openai'),
+    // `codex` is a planned runtime, not a built one: accepting it would run the
+    // OpenAI runtime under a name that promises another, so it stops the worker.
+    AGENT_RUNTIME: z
+      .enum(['openai', 'codex'])
+      .default('openai')
+      .refine((runtime) => runtime === 'openai', { message: 'must be openai: the codex runtime is not built yet (unset it, or set openai)' }),
     CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
     APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
     SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),

@@ -1,0 +1,31 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../scripts/lib/processes.ts';
+
+/** Runs the worker's entry point as operators do and collects how it ends. */
+async function runWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'apps/worker/src/main.ts')], {
+    cwd: repoRoot,
+    // Nothing listens on port 1: if the configuration were accepted, the worker would fail later and differently.
+    env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', WORKER_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+  clearTimeout(timer);
+  return { code, stderr, stdout };
+}
+
+describe('worker start-up configuration', () => {
+  it('refuses AGENT_RUNTIME=codex with one line and exit 1, before connecting to anything', { timeout: 40_000 }, async () => {
+    const { code, stderr, stdout } = await runWorker({ AGENT_RUNTIME: 'codex' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual(['Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")']);
+    expect(stdout).toBe('');
+  });
+});

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, type ManagedProcess } from '../../scripts/lib/processes.ts';
 import { conversationState, turnsOf } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
-import { lastUserText, modelRequests, waitForCondition, type ModelRequest } from '../support/turn-helpers.ts';
+import { lastUserText, modelRequests, waitForCondition, waitForIdle, waitForRequestFor, type ModelRequest } from '../support/turn-helpers.ts';
 
 /**
  * A model that answers 429 or 5xx (issue 16, defect 1; docs/turns.md "Model
@@ -14,7 +14,7 @@ import { lastUserText, modelRequests, waitForCondition, type ModelRequest } from
  * against the same worker, which must still be the same live process at the end.
  */
 
-const chats = { retried: 7301, rateLimited: 7302, serverError: 7303, tooLong: 7304, afterStray: 7305 } as const;
+const chats = { retried: 7301, rateLimited: 7302, serverError: 7303, tooLong: 7304, afterStray: 7305, interrupted: 7306 } as const;
 /** The lines a user sees for a turn that failed (apps/worker run-turn.ts `notices`). */
 const rateLimitedNotice = 'I am getting too many requests right now. Please try again in a minute.';
 const failedNotice = 'Sorry, something went wrong and I could not answer that. Please try again.';
@@ -61,6 +61,8 @@ describe('model errors with a real worker process', () => {
         { match: 'c7303:broken', error: { status: 500, message: 'upstream exploded' } },
         // Asks for longer than the turn may wait (MODEL_RETRY_MAX_WAIT_MS above).
         { match: 'c7304:later', error: { status: 429, retryAfter: 3600 } },
+        // Within the limit, but long enough that a turn waiting it out would be seen waiting.
+        { match: 'c7306:wait', error: { status: 429, retryAfter: 4 } },
       ],
     });
   });
@@ -113,6 +115,22 @@ describe('model errors with a real worker process', () => {
     expect((await requestsFor('c7304:later')).map((r) => r.status)).toEqual([429]);
     await expectNoRestart(chats.tooLong);
     expectWorkerAlive();
+  });
+
+  it('stops a turn that waits to retry as soon as new input comes (interrupt mode), without waiting out Retry-After', async () => {
+    await send(chats.interrupted, 'c7306:wait');
+    await waitForRequestFor(system, 'c7306:wait', 'finished');
+    const sentAt = Date.now();
+    await send(chats.interrupted, 'c7306:now');
+    const [reply] = await system.waitForTelegram(chats.interrupted, 1);
+    expect(reply?.text).toBe('echo: c7306:now');
+    expect(Date.now() - sentAt).toBeLessThan(3_000);
+    await waitForIdle(system, [chats.interrupted]);
+    // Never retried: the wait ended with the turn, which left no line of its own.
+    expect((await requestsFor('c7306:wait')).map((r) => r.status)).toEqual([429]);
+    expect((await turnsOf(system, chats.interrupted)).map((t) => t.status)).toEqual(['interrupted', 'completed']);
+    expect((await system.waitForTelegram(chats.interrupted, 1)).map((r) => r.text)).toEqual(['echo: c7306:now']);
+    await expectNoRestart(chats.interrupted);
   });
 
   it('logs and counts an error that reached no handler, and the worker goes on', async () => {

@@ -21,7 +21,7 @@ const answerText =
 /** A tool call as some OpenAI-compatible servers stream it: with no `id`. */
 const answerToolCallWithoutId: Answer = (res) => {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const call = { index: 0, type: 'function', function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
+  const call = { index: 0, type: 'function', function: { name: 'current_time', arguments: '{}' } };
   res.end(`${chunk({ role: 'assistant', tool_calls: [call] })}${chunk({}, 'tool_calls')}data: [DONE]\n\n`);
 };
 

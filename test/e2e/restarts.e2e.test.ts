@@ -191,6 +191,9 @@ describe('restarts with real worker processes (DESIGN §9)', () => {
       ['failed', true],
     ]);
     await lifecycle.waitFor('conversation.suspended', (e) => e.type === 'conversation.suspended' && e.conversationId === loop.id && e.reason === 'restart_loop');
+    // The session is parked, not over: an operator's resume brings it back, so no session.finalized (DESIGN §10).
+    await lifecycle.waitFor('session.parked', (e) => e.type === 'session.parked' && e.conversationId === loop.id && e.sessionId === loopSessionId && e.reason === 'restart_loop');
+    expect(lifecycle.of(loop.id).filter((e) => e.type === 'session.finalized')).toEqual([]);
     // Its cut-off input is held, not resumed behind the user's back.
     expect(await eventStatuses(system, chats.loop)).toEqual([{ text: text.loop, status: 'held' }]);
 
@@ -268,13 +271,16 @@ describe('restarts with real worker processes (DESIGN §9)', () => {
     // Cut off by the same crash as the crash chat, so the same sweep counted it (its turn is cut off by now).
     const cut = (await turnsOf(system, chats.loop)).filter((t) => t.cut_off);
     expect(cut).toHaveLength(4);
-    const loop = await conversationState(system, chats.loop);
+    // Guarded again (suspendRestartLoops, packages/db restart-store.ts): the fresh session is set aside for good,
+    // its cut-off input held and the counter cleared; the parked session stays for operators.
+    const loop = await waitForConversation(system, chats.loop, 'the fresh session set aside', (s) => s.current_session_id === null && s.restart_count === 0);
     expect(loop.status).toBe('suspended');
-    // Known bug (soft): suspendRestartLoops (packages/db restart-store.ts) only looks at status = 'active', so a
-    // conversation that is already suspended (the user went on in a fresh session) is never guarded again: its
-    // counter grows past the threshold and the cut-off input stays pending, to be resumed once the lease expires.
-    expect.soft(loop.restart_count, 'restart counter of a suspended conversation at the threshold').toBe(0);
-    expect.soft((await eventStatuses(system, chats.loop)).at(-1), 'the cut-off input of the fresh session').toEqual({ text: text.loopAgain, status: 'held' });
+    expect(loop.pre_suspend_session_id).not.toBeNull();
+    expect((await eventStatuses(system, chats.loop)).at(-1)).toEqual({ text: text.loopAgain, status: 'held' });
+    // That session is really over (a resume would finalize it too): session.finalized, reason restart_loop.
+    const finalized = await lifecycle.waitFor('session.finalized of the fresh session', (e) => e.type === 'session.finalized' && e.conversationId === loop.id);
+    expect(finalized.reason).toBe('restart_loop');
+    expect(finalized.sessionId).not.toBe(loop.pre_suspend_session_id);
   });
 
   it('a conversation idle during all four restarts is never counted, and stays restorable: same session, same transcript', { timeout: 60_000 }, async () => {

@@ -4,13 +4,14 @@ import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 /**
- * DESIGN §10 (issue 16, defect 9): a suspension parks a session, it does not
+ * DESIGN §10 (issue 16, defects 9 and 10): every session a worker starts is
+ * announced with `session.started`; a suspension parks a session, it does not
  * end it, so it is announced as `session.parked`; `session.finalized` is kept
  * for sessions that are really over. The restart counter is set in SQL (the
  * restart tests show how it gets there); the worker's sweep applies the
  * restart rules within SWEEP_INTERVAL_MS.
  */
-describe('lifecycle events of a restart-loop suspension', () => {
+describe('session lifecycle events', () => {
   let system: TestSystem;
   let lifecycle: Awaited<ReturnType<typeof subscribeLifecycleEvents>>;
 
@@ -31,6 +32,16 @@ describe('lifecycle events of a restart-loop suspension', () => {
         select count(*)::int as n from outbox o join conversations c on c.id = o.conversation_id where c.chat_id = ${String(chatId)} and o.status <> 'sent'`;
       return row?.n === 0;
     });
+
+  it('announces a first session that /status starts', async () => {
+    const chatId = 9602;
+    await system.sendTelegram({ chatId, text: '/status' });
+    const [reply] = await system.waitForTelegram(chatId, 1);
+    const state = await conversationState(system, chatId);
+    expect(reply?.text).toContain(`Session ${state.current_session_id}:`);
+    const started = await lifecycle.waitFor('session.started', (e) => e.type === 'session.started' && e.conversationId === state.id);
+    expect(started.sessionId).toBe(state.current_session_id);
+  });
 
   it('parks the session on a first suspension and finalizes only the fresh session a second loop ends', async () => {
     const chatId = 9601;

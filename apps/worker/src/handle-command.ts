@@ -65,7 +65,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       break;
     }
     case 'status': {
-      const sessionId = await ensureCurrentSession(ctx.db, conversation);
+      const sessionId = await ensureAnnouncedSession(ctx, conversation);
       const session = await loadSession(ctx.db, sessionId);
       const compressed = conversation.lastCompressedAt ? conversation.lastCompressedAt.toISOString() : 'never';
       reply = [
@@ -99,4 +99,16 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
   return committed.kind === 'committed' ? committed.outbox : [];
+}
+
+/**
+ * `/status` can be a conversation's first message and so start its first
+ * session (or the first one after a suspension): announced with
+ * `session.started` like one a turn starts (DESIGN §10). Only the lease
+ * holder runs commands, so no one else creates it meanwhile.
+ */
+async function ensureAnnouncedSession(ctx: WorkerContext, conversation: ConversationRow): Promise<number> {
+  const sessionId = await ensureCurrentSession(ctx.db, conversation);
+  if (conversation.currentSessionId === null) await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId });
+  return sessionId;
 }

@@ -1,5 +1,5 @@
 import { AgentError, renderTranscriptForSummary } from '@switchboard/agent';
-import { estimateMessageTokens, findToolTail, planCompression } from '@switchboard/core';
+import { estimateMessageTokens, findToolTail, planCompression, type CompressionPlan } from '@switchboard/core';
 import {
   commitCompression,
   ensureCurrentSession,
@@ -8,11 +8,34 @@ import {
   loadSession,
   recordCompressionFailure,
   tryLockSessionForCompression,
+  type CompressionSourceMessage,
   type SessionLock,
+  type SessionRow,
+  type Sql,
 } from '@switchboard/db';
+import { createConcurrencyLimit, type ConcurrencyLimit } from './concurrency-limit.ts';
 import type { WorkerContext } from './worker-context.ts';
 
-export type CompressionOutcome = 'compressed' | 'not_needed' | 'locked' | 'rotated' | 'failed' | 'blocked' | 'backoff' | 'interrupted';
+/**
+ * `superseded`: the request named a session that is no longer current (it
+ * was compressed or reset since). `nothing_to_gain`: a person asked, but
+ * besides the earlier summary too little would be summarised for the session
+ * to shrink. Both are no-ops: no model call, nothing written.
+ */
+export type CompressionOutcome = 'compressed' | 'not_needed' | 'nothing_to_gain' | 'superseded' | 'locked' | 'rotated' | 'failed' | 'blocked' | 'backoff' | 'interrupted';
+
+export interface CompressionOptions {
+  /** A person asked (/compact, the operator): ignore the backoff and the automatic-compression stop. */
+  force: boolean;
+  signal?: AbortSignal;
+  /**
+   * The session the request was meant for. If another session is current by
+   * the time it runs, the request is `superseded` and does nothing: eight
+   * operator requests for one session give one summary, not a summary of a
+   * summary seven times over.
+   */
+  expectedSessionId?: number;
+}
 
 export interface CompressionResult {
   outcome: CompressionOutcome;
@@ -27,6 +50,8 @@ const minimumShrink = 0.9;
 /** What one compression spent waiting on the model, and what it did: filled in as it goes, read once it returns. */
 interface CompressionTrace {
   summariserMs: number;
+  /** Time spent waiting for a compression slot (queueing behind other compressions, not work). */
+  slotWaitMs: number;
   summarised: number;
   kept: number;
   shrunk: boolean;
@@ -40,17 +65,22 @@ interface CompressionTrace {
  * committed whatever happens, because the commit is safe and the work is
  * not thrown away. The caller re-reads the conversation afterwards: whatever
  * the outcome, the current session is the one to continue with.
+ * `expectedSessionId` makes a request for one session a no-op once another
+ * is current (`superseded`). At most COMPRESSION_CONCURRENCY compressions of
+ * one process run at once; the others wait for a slot (an interrupt ends the
+ * wait).
  *
  * Timed here, around the whole call (lock release included), because issue 4
  * asks for the gateway's own share of a compression: everything from start to
- * return except the summariser call, which is the model's time.
+ * return except the summariser call, which is the model's time, and the wait
+ * for a slot, which is other compressions' time.
  */
-export async function compressConversation(ctx: WorkerContext, conversationId: number, options: { force: boolean; signal?: AbortSignal }): Promise<CompressionResult> {
+export async function compressConversation(ctx: WorkerContext, conversationId: number, options: CompressionOptions): Promise<CompressionResult> {
   const started = performance.now();
-  const trace: CompressionTrace = { summariserMs: 0, summarised: 0, kept: 0, shrunk: false };
+  const trace: CompressionTrace = { summariserMs: 0, slotWaitMs: 0, summarised: 0, kept: 0, shrunk: false };
   const result = await runCompression(ctx, conversationId, options, trace);
   if (result.outcome === 'compressed') {
-    const gatewayMs = performance.now() - started - trace.summariserMs;
+    const gatewayMs = performance.now() - started - trace.summariserMs - trace.slotWaitMs;
     ctx.metrics.observeCompressionGateway(gatewayMs);
     ctx.log.info(
       {
@@ -62,6 +92,7 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
         shrunk: trace.shrunk,
         gatewayMs: Math.round(gatewayMs),
         summariserMs: Math.round(trace.summariserMs),
+        slotWaitMs: Math.round(trace.slotWaitMs),
       },
       'session compressed',
     );
@@ -69,17 +100,50 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
   return result;
 }
 
+/**
+ * Compression slots per worker pool. Keyed by the pool, not the context: the
+ * limit exists to protect the pool (docs/compression.md, "The pool").
+ */
+const compressionSlots = new WeakMap<Sql, ConcurrencyLimit>();
+
+function slotsFor(ctx: WorkerContext): ConcurrencyLimit {
+  let slots = compressionSlots.get(ctx.sql);
+  if (!slots) {
+    slots = createConcurrencyLimit(ctx.config.COMPRESSION_CONCURRENCY);
+    compressionSlots.set(ctx.sql, slots);
+  }
+  return slots;
+}
+
 /** compressConversation's steps (DESIGN §8 1–5), reporting the summariser's time and the sizes through `trace`. */
-async function runCompression(ctx: WorkerContext, conversationId: number, options: { force: boolean; signal?: AbortSignal }, trace: CompressionTrace): Promise<CompressionResult> {
+async function runCompression(ctx: WorkerContext, conversationId: number, options: CompressionOptions, trace: CompressionTrace): Promise<CompressionResult> {
   const conversation = await loadConversation(ctx.db, conversationId);
   if (!conversation) return { outcome: 'not_needed' };
   const sessionId = await ensureCurrentSession(ctx.db, conversation);
+  if (options.expectedSessionId !== undefined && options.expectedSessionId !== sessionId) return { outcome: 'superseded', oldSessionId: sessionId };
   const session = await loadSession(ctx.db, sessionId);
   if (!session) return { outcome: 'rotated' };
   if (!options.force && session.compressBlocked) return { outcome: 'blocked', oldSessionId: sessionId };
   if (!options.force && session.nextCompressAt && session.nextCompressAt.getTime() > Date.now()) return { outcome: 'backoff', oldSessionId: sessionId };
   if (options.signal?.aborted) return { outcome: 'interrupted', oldSessionId: sessionId };
 
+  // The slot comes before the lock's connection: at most COMPRESSION_CONCURRENCY
+  // connections of the pool are ever held by compressions, so the queries
+  // they (and every turn) still need always find a free one.
+  const waited = performance.now();
+  const releaseSlot = await slotsFor(ctx).acquire(options.signal);
+  trace.slotWaitMs = performance.now() - waited;
+  if (!releaseSlot) return { outcome: 'interrupted', oldSessionId: sessionId };
+  try {
+    return await compressLocked(ctx, conversationId, session, options, trace);
+  } finally {
+    releaseSlot();
+  }
+}
+
+/** Steps 1 and 3–5 under the session's advisory lock: plan, summarise, commit. */
+async function compressLocked(ctx: WorkerContext, conversationId: number, session: SessionRow, options: CompressionOptions, trace: CompressionTrace): Promise<CompressionResult> {
+  const sessionId = session.id;
   let lock: SessionLock;
   try {
     lock = await tryLockSessionForCompression(ctx.sql, sessionId);
@@ -93,54 +157,91 @@ async function runCompression(ctx: WorkerContext, conversationId: number, option
     return { outcome: 'locked', oldSessionId: sessionId };
   }
   try {
+    // Read again under the lock: a compression that committed while this one
+    // waited for its slot or the lock moved the pointer, and summarising the
+    // old session again would only be thrown away at the commit.
+    const current = await loadConversation(ctx.db, conversationId);
+    if (current?.currentSessionId !== sessionId) {
+      if (options.expectedSessionId !== undefined) return { outcome: 'superseded', oldSessionId: sessionId };
+      ctx.metrics.countCompression('skipped_rotated');
+      return { outcome: 'rotated', oldSessionId: sessionId };
+    }
     const messages = await loadMessagesForCompression(ctx.sql, sessionId);
     const keepBudget = Math.floor(ctx.config.MODEL_CONTEXT_TOKENS * ctx.config.COMPRESSION_KEEP_RATIO);
     const plan = planCompression(messages, keepBudget);
     if (!plan) return { outcome: 'not_needed', oldSessionId: sessionId };
-
-    const tail = findToolTail(messages);
-    const unread = new Set<number>();
-    if (tail) for (let i = messages.length - tail.count; i < plan.summarise.length; i++) unread.add(i);
-    const transcript = renderTranscriptForSummary(plan.summarise, unread);
-    const asked = performance.now();
-    let summary: string;
-    try {
-      summary = await ctx.summariser.summarise(transcript);
-    } catch (error) {
-      trace.summariserMs = performance.now() - asked;
-      ctx.metrics.observeCompressionSummariser('failed', trace.summariserMs);
-      if (!(error instanceof AgentError)) throw error;
-      const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, ctx.config.COMPRESSION_BACKOFF_MS, ctx.config.COMPRESSION_MAX_ATTEMPTS);
-      ctx.metrics.countCompression('failed');
-      ctx.log.warn({ conversationId, sessionId, failures, blocked, err: error.cause }, 'summariser failed; continuing without compression');
-      return { outcome: 'failed', oldSessionId: sessionId };
-    }
-    trace.summariserMs = performance.now() - asked;
-    ctx.metrics.observeCompressionSummariser('ok', trace.summariserMs);
-    const summaryTokens = estimateMessageTokens(summary);
-    const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
-    const shrunk = summaryTokens + keptTokens < session.tokenEstimate * minimumShrink;
-    const compressFailures = shrunk ? 0 : session.compressFailures + 1;
-    const childSessionId = await commitCompression(ctx.db, {
-      conversationId,
-      oldSessionId: sessionId,
-      summary,
-      summaryTokens,
-      keptMessageIds: plan.keep.map((m) => m.id),
-      keptTokens,
-      compressFailures,
-      // Two compressions in a row that do not shrink: stop until a person asks (no loops).
-      blocked: !shrunk && compressFailures >= 2,
-    });
-    if (childSessionId === null) {
-      ctx.metrics.countCompression('skipped_rotated');
-      return { outcome: 'rotated', oldSessionId: sessionId };
-    }
-    ctx.metrics.countCompression('done');
-    Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
-    await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
-    return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
+    // A blocked session is the exception: its summary grew, and a person asking is the way to have it rewritten.
+    if (options.force && !session.compressBlocked && !hasEnoughToSummarise(plan, messages)) return { outcome: 'nothing_to_gain', oldSessionId: sessionId };
+    return await summariseAndCommit(ctx, conversationId, session, messages, plan, trace);
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Whether the messages to summarise, not counting an earlier summary, hold
+ * the share of the session a compression must cut to count as shrinking.
+ * Below it, a summary could only shrink the session by rewriting the earlier
+ * summary shorter: a summary of a summary, which costs a model call and
+ * loses context. This is what makes a second /compact right after the first
+ * a no-op.
+ */
+function hasEnoughToSummarise(plan: CompressionPlan<CompressionSourceMessage>, messages: readonly CompressionSourceMessage[]): boolean {
+  const total = messages.reduce((sum, m) => sum + m.tokens, 0);
+  const fresh = plan.summarise.reduce((sum, m) => sum + (m.kind === 'summary' ? 0 : m.tokens), 0);
+  return fresh > 0 && fresh >= total * (1 - minimumShrink);
+}
+
+/** Step 3's summary and step 4's commit (the lock is held by the caller). */
+async function summariseAndCommit(
+  ctx: WorkerContext,
+  conversationId: number,
+  session: SessionRow,
+  messages: CompressionSourceMessage[],
+  plan: CompressionPlan<CompressionSourceMessage>,
+  trace: CompressionTrace,
+): Promise<CompressionResult> {
+  const sessionId = session.id;
+  const tail = findToolTail(messages);
+  const unread = new Set<number>();
+  if (tail) for (let i = messages.length - tail.count; i < plan.summarise.length; i++) unread.add(i);
+  const transcript = renderTranscriptForSummary(plan.summarise, unread);
+  const asked = performance.now();
+  let summary: string;
+  try {
+    summary = await ctx.summariser.summarise(transcript);
+  } catch (error) {
+    trace.summariserMs = performance.now() - asked;
+    ctx.metrics.observeCompressionSummariser('failed', trace.summariserMs);
+    if (!(error instanceof AgentError)) throw error;
+    const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, ctx.config.COMPRESSION_BACKOFF_MS, ctx.config.COMPRESSION_MAX_ATTEMPTS);
+    ctx.metrics.countCompression('failed');
+    ctx.log.warn({ conversationId, sessionId, failures, blocked, err: error.cause }, 'summariser failed; continuing without compression');
+    return { outcome: 'failed', oldSessionId: sessionId };
+  }
+  trace.summariserMs = performance.now() - asked;
+  ctx.metrics.observeCompressionSummariser('ok', trace.summariserMs);
+  const summaryTokens = estimateMessageTokens(summary);
+  const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
+  const shrunk = summaryTokens + keptTokens < session.tokenEstimate * minimumShrink;
+  const compressFailures = shrunk ? 0 : session.compressFailures + 1;
+  const childSessionId = await commitCompression(ctx.db, {
+    conversationId,
+    oldSessionId: sessionId,
+    summary,
+    summaryTokens,
+    keptMessageIds: plan.keep.map((m) => m.id),
+    keptTokens,
+    compressFailures,
+    // Two compressions in a row that do not shrink: stop until a person asks (no loops).
+    blocked: !shrunk && compressFailures >= 2,
+  });
+  if (childSessionId === null) {
+    ctx.metrics.countCompression('skipped_rotated');
+    return { outcome: 'rotated', oldSessionId: sessionId };
+  }
+  ctx.metrics.countCompression('done');
+  Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
+  await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
+  return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
 }

@@ -29,7 +29,7 @@ export interface RunningWorker {
 
 export async function startWorker(config: WorkerConfig, log: Logger = createLogger('worker', config.LOG_LEVEL)): Promise<RunningWorker> {
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-worker' });
+  const db = createDbClient(config.DATABASE_URL, { max: config.WORKER_DB_POOL_SIZE, applicationName: 'switchboard-worker' });
   const redis = createRedisConnection(config.REDIS_URL, 'worker');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);

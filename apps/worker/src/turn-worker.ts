@@ -1,5 +1,6 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
+import { ConversationBusyError, runCompactionJob } from './run-compaction.ts';
 import { runConversation } from './run-conversation.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -19,10 +20,9 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
     },
     [JobName.CompactConversation]: async (job) => {
       const payload: CompactConversationJob = jobCatalog[JobName.CompactConversation].schema.parse(job.data);
-      const outcome = await runConversation(ctx, payload.conversationId, { compactFirst: true });
-      // Someone else runs the conversation: retry (with backoff) until this worker gets the lease.
-      if (outcome === 'busy') throw new Error('conversation busy; compaction will be retried');
-      return outcome;
+      // Throws ConversationBusyError (retried with backoff) only while another worker runs the
+      // conversation; a no-op (the session moved on, nothing to gain) is a success that says so.
+      return runCompactionJob(ctx, payload, job.id);
     },
   };
   for (const name of Object.values(JobName)) {
@@ -38,6 +38,10 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
     { connection, prefix: `${prefix}:bull`, concurrency: ctx.config.WORKER_CONCURRENCY, lockDuration: 60_000 },
   );
   worker.on('error', (err) => ctx.log.warn({ err }, 'turn worker error'));
-  worker.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'wake-up job failed'));
+  worker.on('failed', (job, err) => {
+    // Expected while another worker runs the conversation: the job is retried with backoff.
+    if (err instanceof ConversationBusyError) ctx.log.debug({ jobId: job?.id, attempts: job?.attemptsMade }, 'compaction waits for the conversation');
+    else ctx.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'wake-up job failed');
+  });
   return worker;
 }

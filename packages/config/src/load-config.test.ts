@@ -33,6 +33,13 @@ describe('parseConfig', () => {
     expect(error.message).toContain('TELEGRAM_BOT_TOKEN');
     expect(error.message).not.toContain('secretvalue');
   });
+
+  it('keeps compressions to at most half of the worker pool (their locks hold connections)', () => {
+    const defaults = parseConfig(workerEnvSchema, {});
+    expect([defaults.WORKER_DB_POOL_SIZE, defaults.COMPRESSION_CONCURRENCY]).toEqual([20, 4]);
+    expect(parseConfig(workerEnvSchema, { WORKER_DB_POOL_SIZE: '4', COMPRESSION_CONCURRENCY: '2' }).COMPRESSION_CONCURRENCY).toBe(2);
+    expect(() => parseConfig(workerEnvSchema, { WORKER_DB_POOL_SIZE: '4' })).toThrow(/COMPRESSION_CONCURRENCY must be at most half of WORKER_DB_POOL_SIZE/);
+  });
 });
 
 function errorOf(fn: () => unknown): ConfigError {

@@ -133,6 +133,14 @@ export const workerEnvSchema = z
     SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
     /** Conversations one worker process runs at once. */
     WORKER_CONCURRENCY: positiveInt(64),
+    /** Postgres connections in the worker's pool (was fixed at 20). */
+    WORKER_DB_POOL_SIZE: positiveInt(20),
+    /**
+     * Compressions one worker process runs at once; the rest wait their turn.
+     * Each holds a pooled connection for its lock through the summariser call,
+     * so this stays at most half of WORKER_DB_POOL_SIZE (docs/compression.md).
+     */
+    COMPRESSION_CONCURRENCY: positiveInt(4),
     COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
     /** How long to wait for the next part after a near-limit part of a long paste (DESIGN §4); 0 turns merging off. */
     PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
@@ -151,6 +159,14 @@ export const workerEnvSchema = z
   .superRefine((env, ctx) => {
     if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
+    }
+    // Compression locks hold pooled connections; half the pool stays free for everything else (docs/compression.md).
+    if (env.COMPRESSION_CONCURRENCY * 2 > env.WORKER_DB_POOL_SIZE) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['COMPRESSION_CONCURRENCY'],
+        message: `must be at most half of WORKER_DB_POOL_SIZE (${env.WORKER_DB_POOL_SIZE}): each running compression holds a connection of the pool for its lock`,
+      });
     }
   });
 

@@ -19,6 +19,13 @@ export type WakeConversationJob = z.infer<typeof wakeConversationSchema>;
 export const compactConversationSchema = z.object({
   conversationId: z.number().int().positive(),
   requestedBy: z.string().min(1),
+  /**
+   * The session the operator meant (current when asked). If another one is
+   * current when the job runs, the job is a no-op and says so. Absent on
+   * jobs queued before it existed and when the conversation had no session:
+   * then whatever is current is compacted.
+   */
+  sessionId: z.number().int().positive().optional(),
 });
 export type CompactConversationJob = z.infer<typeof compactConversationSchema>;
 

@@ -122,22 +122,33 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     {
       schema: {
         tags,
-        summary: 'Compact now, through the one compression path (a job the worker holding the conversation runs); 202',
+        summary:
+          'Compact now, through the one compression path (a job the worker holding the conversation runs); 202. The job is meant for the session current now: if another is current when it runs, or too little is new to summarise, it does nothing and says so in its result and the audit log (`conversation.compact.result`)',
         params: IdParams,
-        response: { 202: Type.Object({ ok: Type.Literal(true), jobId: Type.Union([Type.String(), Type.Null()]) }), ...errors(404, 503) },
+        response: {
+          202: Type.Object({
+            ok: Type.Literal(true),
+            jobId: Type.Union([Type.String(), Type.Null()]),
+            sessionId: Type.Union([Type.Integer(), Type.Null()], { description: 'The session the compaction is meant for (null: none yet, whatever is current then)' }),
+          }),
+          ...errors(404, 503),
+        },
       },
     },
     async (request, reply) => {
       const id = request.params.id;
-      if (!(await loadConversationSummary(ctx.db, id))) return failAudited(ctx, request, 'conversation.compact', id, notFound(id));
+      const conversation = await loadConversationSummary(ctx.db, id);
+      if (!conversation) return failAudited(ctx, request, 'conversation.compact', id, notFound(id));
+      // Named in the job, so that requests for one session coalesce: the first compacts it, the rest find it superseded.
+      const sessionId = conversation.currentSessionId;
       let jobId: string | undefined;
       try {
-        jobId = await enqueueCompaction(ctx.queue, { conversationId: id, requestedBy: request.adminActor });
+        jobId = await enqueueCompaction(ctx.queue, { conversationId: id, requestedBy: request.adminActor, ...(sessionId !== null ? { sessionId } : {}) });
       } catch (error) {
         return failAudited(ctx, request, 'conversation.compact', id, new AdminError('REDIS_UNAVAILABLE', 'the compaction job could not be queued', { cause: error }));
       }
-      await auditAction(ctx, ctx.db, request, { action: 'conversation.compact', target: target(id), result: 'ok', detail: { jobId } });
-      return reply.code(202).send({ ok: true as const, jobId: jobId ?? null });
+      await auditAction(ctx, ctx.db, request, { action: 'conversation.compact', target: target(id), result: 'ok', detail: { jobId, sessionId } });
+      return reply.code(202).send({ ok: true as const, jobId: jobId ?? null, sessionId });
     },
   );
 

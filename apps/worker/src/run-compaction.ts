@@ -1,0 +1,104 @@
+import type { CompactConversationJob } from '@switchboard/queue';
+import { hasPendingWork, loadConversation, recordAuditEntry } from '@switchboard/db';
+import { compressConversation, type CompressionOutcome } from './compress-session.ts';
+import { runConversation } from './run-conversation.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+/** What an operator's compaction did: the job's result (BullMQ keeps it) and its audit row's detail. */
+export interface CompactionJobResult {
+  outcome: CompressionOutcome;
+  /** False when nothing was written and no model was asked. */
+  changed: boolean;
+  /** The session the operator meant (absent on jobs that named none). */
+  sessionId?: number;
+  /** The session the compaction looked at: the current one when it ran. */
+  currentSessionId?: number;
+  childSessionId?: number;
+  summarisedMessages?: number;
+}
+
+/** Thrown to have BullMQ retry the job (with backoff) while another worker runs the conversation. */
+export class ConversationBusyError extends Error {
+  readonly code = 'CONVERSATION_BUSY';
+  constructor(conversationId: number) {
+    super(`conversation ${conversationId} is busy; the compaction will be retried`);
+    this.name = 'ConversationBusyError';
+  }
+}
+
+/** The audit `result` of each outcome: `ok`, or a stable code saying why nothing was done. */
+const auditResults: Record<CompressionOutcome, string> = {
+  compressed: 'ok',
+  not_needed: 'NOTHING_TO_COMPRESS',
+  nothing_to_gain: 'NOTHING_TO_GAIN',
+  superseded: 'SESSION_SUPERSEDED',
+  locked: 'COMPRESSION_RUNNING',
+  rotated: 'SESSION_SUPERSEDED',
+  failed: 'SUMMARISER_FAILED',
+  blocked: 'COMPRESSION_BLOCKED',
+  backoff: 'COMPRESSION_BACKOFF',
+  interrupted: 'INTERRUPTED',
+};
+
+/**
+ * An operator's compaction (admin `POST /conversations/:id/compact`). It runs
+ * under the conversation lease, like a turn, because a turn committing into
+ * the old session while its tail is copied to the child would lose messages.
+ * A job whose session is no longer current succeeds at once as a no-op, even
+ * when the lease is taken: waiting for the lease could only end in the same
+ * answer. Otherwise a taken lease throws ConversationBusyError, and the job
+ * is retried until the holder's turn ends.
+ *
+ * Not `runConversation(…, { compactFirst })`: that path cannot pass the
+ * session the job names. The lease is released before the conversation's
+ * input is run, through runConversation, which takes it again.
+ */
+export async function runCompactionJob(ctx: WorkerContext, job: CompactConversationJob, jobId: string | undefined): Promise<CompactionJobResult> {
+  const { conversationId, sessionId } = job;
+  const conversation = await loadConversation(ctx.db, conversationId);
+  if (sessionId !== undefined && conversation?.currentSessionId !== sessionId) {
+    return finishCompaction(ctx, job, jobId, { outcome: 'superseded', changed: false, sessionId, currentSessionId: conversation?.currentSessionId ?? undefined });
+  }
+  const lease = await ctx.leases.acquire(conversationId);
+  if (!lease) throw new ConversationBusyError(conversationId);
+  const renewal = setInterval(() => {
+    ctx.leases.renew(lease).catch((err: unknown) => ctx.log.warn({ err, conversationId }, 'lease renewal failed'));
+  }, Math.floor(ctx.leases.ttlMs / 3));
+  let result: CompactionJobResult;
+  try {
+    const compression = await compressConversation(ctx, conversationId, { force: true, expectedSessionId: sessionId });
+    result = {
+      outcome: compression.outcome,
+      changed: compression.outcome === 'compressed',
+      sessionId,
+      currentSessionId: compression.oldSessionId,
+      childSessionId: compression.childSessionId,
+      summarisedMessages: compression.summarisedMessages,
+    };
+  } finally {
+    clearInterval(renewal);
+    await ctx.leases.release(lease);
+  }
+  await finishCompaction(ctx, job, jobId, result);
+  // A wake-up that came while the lease was held found it taken and left its input to the holder: run it now.
+  // Its failure is not the compaction's (which is done and audited): the recovery sweep finds input left pending.
+  try {
+    if (!ctx.closing && (await hasPendingWork(ctx.sql, conversationId))) await runConversation(ctx, conversationId);
+  } catch (err) {
+    ctx.log.warn({ err, conversationId, jobId }, 'input after an operator compaction not run; the recovery sweep will run it');
+  }
+  return result;
+}
+
+/** Logs the outcome and writes the audit row, so the operator learns what became of the request (a no-op says so). */
+async function finishCompaction(ctx: WorkerContext, job: CompactConversationJob, jobId: string | undefined, result: CompactionJobResult): Promise<CompactionJobResult> {
+  ctx.log.info({ conversationId: job.conversationId, jobId, ...result }, result.changed ? 'operator compaction done' : 'operator compaction: nothing done');
+  await recordAuditEntry(ctx.db, {
+    actor: job.requestedBy,
+    action: 'conversation.compact.result',
+    target: `conversation:${job.conversationId}`,
+    result: auditResults[result.outcome],
+    detail: { jobId: jobId ?? null, ...result },
+  }).catch((err: unknown) => ctx.log.warn({ err, conversationId: job.conversationId, jobId }, 'compaction result not audited'));
+  return result;
+}

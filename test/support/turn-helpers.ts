@@ -31,6 +31,8 @@ export interface ModelRequest {
   ruleIndex?: number;
   status?: number;
   finishedAt?: number;
+  /** The sim wrote a 200 answer's headers (the client may or may not have read them before it aborted). */
+  respondedAt?: number;
   abortedAt?: number;
 }
 

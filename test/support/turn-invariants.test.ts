@@ -11,7 +11,9 @@ const calls = (id: string): ChatMessage => ({ role: 'assistant', content: null, 
 const tool = (id: string): ChatMessage => ({ role: 'tool', content: 'cancelled: …', tool_call_id: id });
 
 let nextRequestId = 1;
-const request = (...messages: ChatMessage[]): ModelRequest => ({ id: nextRequestId++, receivedAt: 0, body: { messages }, stream: true, finishedAt: 1 });
+const request = (...messages: ChatMessage[]): ModelRequest => ({ id: nextRequestId++, receivedAt: 0, body: { messages }, stream: true, respondedAt: 1, finishedAt: 1 });
+/** A request the model never answered: the client gave up before any headers. */
+const unanswered = (...messages: ChatMessage[]): ModelRequest => ({ ...request(...messages), respondedAt: undefined, finishedAt: undefined, abortedAt: 1 });
 
 function stored(seq: number, turn: number, role: StoredMessage['role'], content: string, extra: Partial<StoredMessage> = {}): StoredMessage {
   return { session_id: 1, seq, role, content, tool_calls: null, tool_call_id: null, tool_name: null, inbound_event_id: null, turn_id: turn, ...extra };
@@ -31,20 +33,37 @@ const interrupted = snapshot([
 ]);
 
 describe('turn invariants', () => {
-  it('(d) accepts one note per tool tail, and follow-ups of the same turn', () => {
+  it('(d) accepts one note per tool tail; a follow-up of the same turn carries none', () => {
     const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    const followUp = request(sys, user('a'), calls('x'), tool('x'), note, user('b'), calls('y'), tool('y'));
+    const followUp = request(sys, user('a'), calls('x'), tool('x'), user('b'), calls('y'), tool('y'));
     expect(checkRecoveryNotes(interrupted, [start, followUp])).toEqual([]);
   });
 
-  it('(d) flags a second note for the same tail', () => {
+  it('(d) flags a follow-up of the same turn that carries the note again', () => {
+    const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
+    const followUp = request(sys, user('a'), calls('x'), tool('x'), note, user('b'), calls('y'), tool('y'));
+    expect(checkRecoveryNotes(interrupted, [start, followUp])).toEqual([expect.stringContaining('follow-up of its turn and carries the recovery note again')]);
+  });
+
+  it('(d) flags a second note for the same tail after the first was accepted', () => {
     const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
     const again = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    expect(checkRecoveryNotes(interrupted, [start, again])).toEqual([expect.stringContaining('again for tool tail [x]')]);
+    expect(checkRecoveryNotes(interrupted, [start, again])).toEqual([expect.stringContaining('again, after request')]);
   });
 
   it('(d) flags a turn that starts over an unacknowledged tail without the note', () => {
     expect(checkRecoveryNotes(interrupted, [request(sys, user('a'), calls('x'), tool('x'), user('b'))])).toEqual([
+      expect.stringContaining('without the recovery note'),
+    ]);
+  });
+
+  // The seed: an interrupted tool tail, then a turn whose request carrying the note never reached the model.
+  const carrierCut = snapshot([...interrupted.messages.slice(0, 3), stored(4, 2, 'user', 'b'), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')]);
+
+  it('(d) wants the note again after a carrier the model never answered, behind that turn’s input', () => {
+    const cut = unanswered(sys, user('a'), calls('x'), tool('x'), note, user('b'));
+    expect(checkRecoveryNotes(carrierCut, [cut, request(sys, user('a'), calls('x'), tool('x'), user('b'), note, user('c'))])).toEqual([]);
+    expect(checkRecoveryNotes(carrierCut, [cut, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([
       expect.stringContaining('without the recovery note'),
     ]);
   });
@@ -57,8 +76,10 @@ describe('turn invariants', () => {
       stored(4, 1, 'user', 'b'),
     ]);
     expect(checkRecoveryNotes(steered, [request(sys, user('a'), calls('x'), tool('x'), user('b'))])).toEqual([]);
-    const twoTurns = snapshot([...interrupted.messages.slice(0, 4), stored(5, 3, 'user', 'c')]);
-    expect(checkRecoveryNotes(twoTurns, [request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([]);
+    // Turn 2 carried the note, the model answered and turn 2 went on with it; turn 3's request needs none.
+    const accepted = snapshot([...interrupted.messages.slice(0, 4), stored(5, 2, 'assistant', 'partial'), stored(6, 3, 'user', 'c')]);
+    const carrier = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
+    expect(checkRecoveryNotes(accepted, [carrier, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([]);
   });
 
   it('(a) flags a missing, duplicated or reordered user message', () => {

@@ -58,73 +58,88 @@ export function checkTurnsDoNotOverlap(snapshot: ChatSnapshot): string[] {
   return problems;
 }
 
-/** The tool_call_ids of the run of tool messages right before `index`. */
-function toolRunBefore(messages: ModelRequest['body']['messages'], index: number): string[] {
+/**
+ * The tool_call_ids of the tool tail a request shows before `index`: the run
+ * of tool messages there, past any user input of turns that never reached the
+ * model (findToolTail, DESIGN §7), opened by an assistant message with tool calls.
+ */
+function tailBefore(messages: ModelRequest['body']['messages'], index: number): string[] {
+  let end = index;
+  while (end > 0 && messages[end - 1]?.role === 'user') end--;
   const ids: string[] = [];
-  for (let i = index - 1; i >= 0 && messages[i]?.role === 'tool'; i--) ids.unshift(messages[i]?.tool_call_id ?? '');
-  return ids;
+  let i = end - 1;
+  for (; i >= 0 && messages[i]?.role === 'tool'; i--) ids.unshift(messages[i]?.tool_call_id ?? '');
+  const opener = messages[i];
+  return ids.length > 0 && opener?.role === 'assistant' && opener.tool_calls?.length ? ids : [];
 }
 
 /**
- * d) Each tool tail's recovery note reaches the model at most once, and a
- * turn that starts over a tail nobody was told about carries it.
+ * d) Each unread tool tail's recovery note is accepted by the model exactly
+ * once (issue 16, defect 3). A carrier request is:
+ * - accepted, when its turn went on with the answer (stored an assistant
+ *   entry, or completed): no request may carry that note again;
+ * - not accepted, when the model never answered (no headers written): the
+ *   next turn over the tail must carry the note again;
+ * - uncertain, when the model answered but its turn was stopped with nothing
+ *   of the answer kept: whether the worker read the headers before it aborted
+ *   is known only to the worker, so the next turn may carry the note or not.
+ * A follow-up request of the same turn never carries the note.
  *
  * A request "starts a turn" when everything after its history is new user
- * input. Follow-up requests of that same turn (after its own tool calls)
- * re-send the turn's context, note included; they are checked to belong to a
- * turn-start request with the same key rather than counted as a second
- * delivery (DESIGN §7: "later turns over the same tail carry no note").
- *
- * `requests` are the chat's requests in arrival order; the stored transcript
- * tells a turn-start over an old tail (the tail and the new input belong to
- * different turns) from a steer follow-up (same turn).
+ * input. `requests` are the chat's requests in arrival order; the stored
+ * transcript tells a turn-start over an old tail (the tail and the new input
+ * belong to different turns) from a steer follow-up (same turn).
  */
 export function checkRecoveryNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
   const problems: string[] = [];
-  const noted = new Set<string>();
+  /** Tail key → how the latest request carrying its note fared. */
+  const carried = new Map<string, { request: number; accepted: 'yes' | 'no' | 'uncertain' }>();
   const turnOfToolCall = new Map(snapshot.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id ?? '', m.turn_id]));
   const turnOfUserText = new Map(snapshot.messages.filter((m) => m.role === 'user').map((m) => [m.content, m.turn_id]));
+  const usedTurns = new Set([
+    ...snapshot.messages.filter((m) => m.role === 'assistant').map((m) => m.turn_id),
+    ...snapshot.turns.filter((t) => t.status === 'completed').map((t) => t.id),
+  ]);
   for (const request of requests) {
     const messages = request.body.messages;
     const notes = recoveryNoteIndexes(request);
     if (notes.length > 1) problems.push(`request ${request.id} carries ${notes.length} recovery notes`);
     const note = notes[0];
     if (note !== undefined) {
-      const key = toolRunBefore(messages, note).join(',');
+      const key = tailBefore(messages, note).join(',');
       if (key === '') {
         problems.push(`request ${request.id} carries the recovery note with no tool tail before it`);
         continue;
       }
-      const startsTurn = messages.slice(note + 1).every((m) => m.role === 'user');
-      if (startsTurn) {
-        if (noted.has(key)) problems.push(`request ${request.id} carries the recovery note again for tool tail [${key}]`);
-        noted.add(key);
-      } else if (!noted.has(key)) {
-        problems.push(`request ${request.id} is a follow-up carrying a note for tail [${key}] that no turn-start request carried`);
+      if (!messages.slice(note + 1).every((m) => m.role === 'user')) {
+        problems.push(`request ${request.id} is a follow-up of its turn and carries the recovery note again`);
+        continue;
       }
+      const earlier = carried.get(key);
+      if (earlier?.accepted === 'yes') problems.push(`request ${request.id} carries the recovery note for tail [${key}] again, after request ${earlier.request} carrying it was accepted`);
+      const turn = turnOfUserText.get(messages[note + 1]?.content ?? '');
+      const accepted = request.respondedAt === undefined ? 'no' : turn !== undefined && usedTurns.has(turn) ? 'yes' : 'uncertain';
+      carried.set(key, { request: request.id, accepted });
       continue;
     }
-    // No note: is this a turn starting over a tool tail nobody was told about?
-    // Its new input is the trailing run of user messages stored by one turn
-    // (an interrupted turn's input is history to the next one, so a tail
-    // followed by it is no longer the session's end: findToolTail, DESIGN §7).
+    // No note: is this a turn starting over a tool tail whose note was never accepted?
+    // Its new input is the trailing run of user messages stored by one turn.
     let firstNew = messages.length;
     const lastTurn = turnOfUserText.get(messages.at(-1)?.content ?? '');
     while (firstNew > 0 && messages[firstNew - 1]?.role === 'user' && turnOfUserText.get(messages[firstNew - 1]?.content ?? '') === lastTurn) firstNew--;
     let historyEnd = firstNew;
     while (historyEnd > 1 && messages[historyEnd - 1]?.role === 'system') historyEnd--;
-    const tail = toolRunBefore(messages, historyEnd);
+    const tail = tailBefore(messages, historyEnd);
     if (tail.length === 0 || firstNew === messages.length) continue;
-    const opener = messages[historyEnd - tail.length - 1];
-    if (opener?.role !== 'assistant' || !opener.tool_calls?.length) continue;
     const tailTurn = turnOfToolCall.get(tail.at(-1) ?? '');
     const inputTurn = turnOfUserText.get(messages[firstNew]?.content ?? '');
     if (tailTurn === undefined || inputTurn === undefined) {
       problems.push(`request ${request.id}: its tool tail or new input is not in the stored transcript`);
       continue;
     }
-    if (tailTurn !== inputTurn && !noted.has(tail.join(','))) {
-      problems.push(`request ${request.id} starts a turn over the unacknowledged tool tail [${tail.join(',')}] without the recovery note`);
+    const state = carried.get(tail.join(','))?.accepted ?? 'no';
+    if (tailTurn !== inputTurn && state === 'no') {
+      problems.push(`request ${request.id} starts a turn over the unread tool tail [${tail.join(',')}] without the recovery note`);
     }
   }
   return problems;

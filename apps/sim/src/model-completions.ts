@@ -87,6 +87,7 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
 
   const meta = createMeta(requestBody.model);
   const usage = estimateUsage(requestBody.messages, plan);
+  requests.markResponded(entry);
   if (requestBody.stream !== true) {
     writeJson(res, 200, buildCompletion(meta, plan, usage), entry.id);
     requests.markFinished(entry, 200);

@@ -9,6 +9,8 @@ export interface ModelRequestRecord {
   ruleIndex?: number;
   status?: number;
   finishedAt?: number;
+  /** A 200 answer's headers were written: from here on the client may take the request as accepted. */
+  respondedAt?: number;
   /** The client closed the connection before the response was finished. */
   abortedAt?: number;
 }
@@ -35,6 +37,10 @@ export class ModelRequestStore {
     record.status = status;
     record.finishedAt = preciseNow();
     this.hub.publish('model.finished', record);
+  }
+
+  markResponded(record: ModelRequestRecord): void {
+    record.respondedAt ??= preciseNow();
   }
 
   markAborted(record: ModelRequestRecord): void {

@@ -204,7 +204,7 @@ async function summariseAndCommit(
   const sessionId = session.id;
   const tail = findToolTail(messages);
   const unread = new Set<number>();
-  if (tail) for (let i = messages.length - tail.count; i < plan.summarise.length; i++) unread.add(i);
+  if (tail) for (let i = tail.start; i < Math.min(tail.start + tail.count, plan.summarise.length); i++) unread.add(i);
   const transcript = renderTranscriptForSummary(plan.summarise, unread);
   const asked = performance.now();
   let summary: string;

@@ -65,7 +65,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
     senders,
     history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
-    leases: createLeaseManager(redis, config.REDIS_PREFIX),
+    leases: createLeaseManager(redis, config.REDIS_PREFIX, config.CONVERSATION_LEASE_TTL_MS),
     log: log.child({ workerId }),
     workerId,
     metrics: createWorkerMetrics(),

@@ -131,6 +131,12 @@ export const workerEnvSchema = z
     CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
     APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
     SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
+    /**
+     * How long a conversation's lease outlives its last renewal (renewed every
+     * third of it): the longest a crashed worker keeps its conversations
+     * waiting. Any value is safe, because the commit is fenced (docs/turns.md).
+     */
+    CONVERSATION_LEASE_TTL_MS: z.coerce.number().int().min(300).default(30_000),
     /** Conversations one worker process runs at once. */
     WORKER_CONCURRENCY: positiveInt(64),
     /** Postgres connections in the worker's pool (was fixed at 20). */

@@ -41,7 +41,7 @@ const keepBudget = Math.floor(contextTokens * 0.2);
 const maxAttempts = 2;
 const summaryTimeoutMs = 2500;
 
-const chats = { basic: 3001, errors: 3002, hanging: 3003, toolTail: 3004, chain: 3005, noShrink: 3006, interruptedDuring: 3007 };
+const chats = { basic: 3001, errors: 3002, hanging: 3003, toolTail: 3004, chain: 3005, noShrink: 3006, interruptedDuring: 3007, seed: 3008 };
 
 const transcriptPrefix = 'Transcript to summarise:';
 const summaryText = 'SUMMARY: the user sent long pangrams, each answered with an echo.';
@@ -65,9 +65,18 @@ const script = {
     { matchRegex: summariserFor(chats.noShrink), replyRepeat: { text: 'word ', count: 3000 } },
     // A slow summary, to interrupt the turn while it is being written.
     { matchRegex: summariserFor(chats.interruptedDuring), reply: summaryText, delayMs: 1200 },
+    { matchRegex: summariserFor(chats.seed), reply: summaryText, delayMs: 1200 },
     { match: transcriptPrefix, reply: summaryText },
     {
       matchRegex: `^${toolMessage(chats.toolTail)}$`,
+      toolCalls: [
+        { name: 'current_time', arguments: {} },
+        { name: 'wait', arguments: { seconds: 20 } },
+      ],
+      times: 1,
+    },
+    {
+      matchRegex: `^${toolMessage(chats.seed)}$`,
       toolCalls: [
         { name: 'current_time', arguments: {} },
         { name: 'wait', arguments: { seconds: 20 } },
@@ -392,6 +401,45 @@ describe('preflight compression', () => {
     expect(recoveryNoteIndexes(sixth)).toEqual([messages.length - 2]);
     expect(messages[messages.length - 3]?.role).toBe('tool');
     expect(messages[1]).toEqual({ role: 'system', content: `${summaryMessagePrefix}${summaryText}` });
+  });
+
+  it('the seed: an interrupted tool tail, a compressing message interrupted while the summary is written; the next turn carries the note once', async () => {
+    // Issue 16, defect 3: the turn meant to carry the note ended before its model request,
+    // so the session ends in a user message; the note is still owed to the tail behind it.
+    const chat = chats.seed;
+    await converse(chat, 1, 4);
+    await say(chat, toolMessage(chat), { expectReply: false });
+    await waitForRequestFor(system, toolMessage(chat), 'finished');
+    await say(chat, long(chat, 6, 2), { expectReply: false });
+    const isSummary = (r: ModelRequest) => lastUserText(r).startsWith(transcriptPrefix) && lastUserText(r).includes(`${chatPrefix(chat)} `);
+    await waitForModelRequest(system, isSummary, { what: 'summarising the seed chat' });
+    expect(await say(chat, `${marker(chat, 7)} thanks`)).toBe(`echo: ${marker(chat, 7)} thanks`);
+    expect(await say(chat, `${marker(chat, 8)} and again`)).toBe(`echo: ${marker(chat, 8)} and again`);
+    await waitForIdle(system, [chat]);
+
+    const turns = await system.sql<{ status: string }[]>`
+      select t.status from turns t join conversations c on c.id = t.conversation_id where c.chat_id = ${String(chat)} order by t.id`;
+    expect(turns.map((t) => t.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'interrupted', 'interrupted', 'completed', 'completed']);
+    const chain = await loadChain(chat);
+    expect(chain.sessions).toHaveLength(2);
+    const child = chain.sessions[1]!;
+    const childMessages = chain.messagesOf(child.id);
+    // The child as message 7's turn found it: the copied tail, then message 6 that never reached the model.
+    const beforeSeven = childMessages.slice(0, childMessages.findIndex((m) => m.content === long(chat, 6, 2)) + 1);
+    const tail = findToolTail(beforeSeven.map(toTailMessage));
+    expect(tail?.count).toBe(2);
+
+    // Message 6 never reached the model; message 7's request carries the note, between message 6 and message 7; message 8's none.
+    const requests = await chatRequests(chat);
+    expect(requests.map(lastUserText).filter((t) => t === long(chat, 6, 2))).toEqual([]);
+    const noted = requests.filter((r) => recoveryNoteIndexes(r).length > 0);
+    expect(noted.map(lastUserText)).toEqual([`${marker(chat, 7)} thanks`]);
+    const messages = noted[0]!.body.messages;
+    expect(recoveryNoteIndexes(noted[0]!)).toEqual([messages.length - 2]);
+    expect(messages.slice(-5).map((m) => m.role)).toEqual(['tool', 'tool', 'user', 'system', 'user']);
+    expect(messages.at(-3)).toEqual({ role: 'user', content: long(chat, 6, 2) });
+    expect(child.recovery_ack_key).toBe(tail?.key);
+    expect(chain.all.filter((m) => m.content.includes(apiOnlyMarker))).toEqual([]);
   });
 
   it('an interrupt while the summary is written keeps the summary: the commit happens, the turn ends without a model call, the next message runs on the child', async () => {

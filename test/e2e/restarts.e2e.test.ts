@@ -209,10 +209,9 @@ describe('restarts with real worker processes (DESIGN §9)', () => {
     expect(replies[1]?.text).toBe('echo: c7101:back');
     const fresh = await waitForRequestFor(system, 'c7101:back', 'finished');
     expect(userTexts(fresh)).toEqual(['c7101:back']);
-    // A fresh session resumes nothing, so it must not tell the model its previous turn was cut off.
-    // Known bug (soft, so the rest is still checked): insertRunningTurn (packages/db turn-store.ts) looks at the
-    // conversation's previous turn, which is the last cut-off one of the suspended session.
-    expect.soft(resumeNotes(fresh), 'resume note on the first turn of the fresh session after a restart-loop suspension').toBe(0);
+    // A fresh session resumes nothing, so it must not tell the model its previous turn was cut off
+    // (resumesCutOffTurn: the cut-off turn ran on another session, not this one or its parent).
+    expect(resumeNotes(fresh), 'resume note on the first turn of the fresh session after a restart-loop suspension').toBe(0);
     const after = await conversationState(system, chats.loop);
     expect(after.current_session_id).not.toBeNull();
     expect(after.current_session_id).not.toBe(loopSessionId);

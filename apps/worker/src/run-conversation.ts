@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
 import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
-import { compressConversation } from './compress-session.ts';
 import type { Lease } from './conversation-lease.ts';
 import { deliverPendingOutbox } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
@@ -23,8 +22,7 @@ const maxDebounceWindows = 5;
  * input, because it looks for pending input once more after releasing the
  * lease (the lost-wake-up race, see docs/turns.md).
  */
-export async function runConversation(ctx: WorkerContext, conversationId: number, options: { compactFirst?: boolean } = {}): Promise<'ran' | 'busy'> {
-  let compactFirst = options.compactFirst ?? false;
+export async function runConversation(ctx: WorkerContext, conversationId: number): Promise<'ran' | 'busy'> {
   let ran = false;
   for (;;) {
     const lease = await ctx.leases.acquire(conversationId);
@@ -33,11 +31,6 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
     const renewal = keepLease(ctx, lease);
     let drained: 'done' | 'yield' = 'done';
     try {
-      if (compactFirst) {
-        compactFirst = false;
-        const result = await compressConversation(ctx, conversationId, { force: true });
-        ctx.log.info({ conversationId, outcome: result.outcome }, 'operator compaction');
-      }
       drained = await drainConversation(ctx, conversationId, () => ctx.leases.renew(lease));
     } finally {
       clearInterval(renewal);

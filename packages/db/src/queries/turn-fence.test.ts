@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
 import { suspendRestartLoops } from './restart-store.ts';
-import { registerWorker } from './worker-registry.ts';
+import { markWorkerStatus, registerWorker } from './worker-registry.ts';
 import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
@@ -71,6 +71,16 @@ describe('the fenced commit', () => {
     const after = await stored(ids.conversationId);
     expect(after.messages).toHaveLength(2);
     expect(after.outbox).toHaveLength(1);
+  });
+
+  it('counts the turn of a stopping worker as cut off by the restart, not superseded', async () => {
+    // A graceful stop releases the lease of a turn it cut off before it records the cut-off itself.
+    const ids = await newConversation('307');
+    await registerWorker(db.client.db, { id: 'stopping-d', hostname: 'h', pid: 1 });
+    await markWorkerStatus(db.client.db, 'stopping-d', 'stopping');
+    await begin(ids, 'stopping-d');
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 1, superseded: 0 });
+    expect(await stored(ids.conversationId)).toMatchObject({ turns: ['failed+cut'], restart_count: 1 });
   });
 
   it('leaves a turn its worker abandoned uncounted, and its input pending', async () => {

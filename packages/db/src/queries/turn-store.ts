@@ -99,15 +99,17 @@ export async function beginTurn(db: Database, input: { conversationId: number; s
 
 /**
  * Ends the running turn that the new lease holder found (DESIGN §9). Its
- * worker is either dead (no heartbeat for `deadAfterMs`): the turn was cut
- * off by a restart and counts one; or alive: it lost the lease (a Redis
- * restart or failover) and is superseded, which is no restart, and its
- * commit is now refused (commitTurn's fence). Only a lease holder calls this.
+ * worker is either dead (no heartbeat for `deadAfterMs`) or stopping (a
+ * graceful stop releases a cut-off turn's lease before it records the cut):
+ * the turn was cut off by a restart and counts one; or running and alive: it
+ * lost the lease (a Redis restart or failover) and is superseded, which is no
+ * restart, and its commit is now refused (commitTurn's fence). Only a lease
+ * holder calls this.
  */
 export async function settleRunningTurn(db: Database, conversationId: number, deadAfterMs: number): Promise<{ cutOff: number; superseded: number }> {
   const [row] = await db.$client<{ cut_off: string; superseded: string }[]>`
     with running as materialized (
-      select t.id, coalesce(w.status in ('running', 'stopping') and w.heartbeat_at >= now() - ${deadAfterMs}::int * interval '1 millisecond', false) as alive
+      select t.id, coalesce(w.status = 'running' and w.heartbeat_at >= now() - ${deadAfterMs}::int * interval '1 millisecond', false) as alive
       from turns t left join workers w on w.id = t.worker_id
       where t.conversation_id = ${conversationId} and t.status = 'running'
       for update of t

@@ -11,7 +11,7 @@ import {
 } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
-import { lastUserText, modelRequests, sentTo, waitForCondition, waitForIdle, waitForModelRequest } from '../support/turn-helpers.ts';
+import { armTelegramFault, lastUserText, modelRequests, sentTo, waitForCondition, waitForIdle, waitForModelRequest } from '../support/turn-helpers.ts';
 
 /**
  * Issue 16, defects 2 and 4, through real worker processes: a worker that
@@ -70,6 +70,46 @@ describe('a lease lost mid-turn (two worker processes)', () => {
       select m.content from messages m join sessions s on s.id = m.session_id where s.conversation_id = ${conversationId} and m.role = 'user' order by m.id`;
     expect(users.map((u) => u.content)).toEqual([first, second]);
     expect((await conversationState(system, chat)).restart_count).toBe(0);
+  });
+});
+
+describe('a lease lost while a reply is being sent (two worker processes)', () => {
+  const chat = 7203;
+  let system: TestSystem;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 2, workerProcesses: true, workerEnv: fastRestartEnv });
+    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' } });
+    redis = new Redis(redisUrl());
+  }, 90_000);
+  afterAll(async () => {
+    redis?.disconnect();
+    await system?.close();
+  });
+
+  it('sends every reply once and in order: the new holder leaves the row the old one is sending to it', { timeout: 60_000 }, async () => {
+    await system.sendTelegram({ chatId: chat, text: '/busy queue' });
+    await system.waitForTelegram(chat, 1);
+    // The next reply's sendMessage is held for two seconds: its worker is mid-send when the lease vanishes.
+    await armTelegramFault(system, { method: 'sendMessage', kind: 'delay', delayMs: 2000, times: 1 });
+    await system.sendTelegram({ chatId: chat, text: 'c7203:first' });
+    await waitForCondition('the first reply to be on its way', async () => {
+      const [row] = await system.sql<{ n: number }[]>`
+        select count(*)::int as n from outbox o join conversations c on c.id = o.conversation_id
+        where c.chat_id = ${String(chat)} and o.text = 'echo: c7203:first' and o.status = 'pending'`;
+      return (row?.n ?? 0) === 1;
+    });
+    const { id: conversationId } = await conversationState(system, chat);
+    await redis.del(`${system.redisPrefix}:lease:conversation:${conversationId}`);
+    await system.sendTelegram({ chatId: chat, text: 'c7203:second' });
+
+    await system.waitForTelegram(chat, 3);
+    await waitForIdle(system, [chat]);
+    // A second copy would come from the held call (2 s from its start) or a resend: none may arrive.
+    await expect(system.waitForTelegram(chat, 4, 3000)).rejects.toThrow(/expected 4 messages/);
+    const sent = (await sentTo(system, chat)).map((m) => m.text);
+    expect(sent.slice(1)).toEqual(['echo: c7203:first', 'echo: c7203:second']);
   });
 });
 

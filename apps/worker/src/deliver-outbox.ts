@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { markOutboxFailed, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
+import { claimOutboxRow, markOutboxFailed, releaseOutboxClaims, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
@@ -10,7 +10,17 @@ export interface DeliveryDeps {
   senders: Map<string, PlatformSender>;
   log: Logger;
   metrics?: Pick<WorkerMetrics, 'countDelivery' | 'countRateLimited'>;
+  /** This worker, and the heartbeat silence after which a worker is dead: who may send a row (claimOutboxRow). */
+  workerId: string;
+  deadAfterMs: number;
 }
+
+/**
+ * `sent`: every row went out (or failed for good). `later`: a row must wait
+ * for its retry time. `elsewhere`: another live worker is sending a row (it
+ * holds the conversation too, after a lost lease); it sends the rest in order.
+ */
+export type DeliveryOutcome = 'sent' | 'later' | 'elsewhere';
 
 /** Longest platform-requested pause we sit through in-line; longer ones are rescheduled. */
 const maxInlineWaitMs = 30_000;
@@ -23,26 +33,38 @@ const maxAttempts = 10;
  * conversation's state or returned by the turn's commit) in order (DESIGN
  * §11). Stops at the first row that must wait, so a later part never
  * overtakes an earlier one; the recovery sweep brings the conversation back
- * when the row is due. Only the conversation's lease holder calls this, so
- * no row is sent twice concurrently.
+ * when the row is due. The conversation's lease holder calls this, and each
+ * row is claimed before it is sent, so a row is never sent twice at once even
+ * by two workers that both believe they hold the conversation (a lost lease).
+ * A turn's own reply parts come from its commit already claimed by this
+ * worker, so the usual reply costs no extra statement.
  */
-export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly OutboxRowToSend[]): Promise<boolean> {
-  for (const row of rows) {
-    // A row never tried is due whatever the clocks say; a retry waits for its time.
-    if (row.attempts > 0 && row.nextAttemptAt.getTime() > Date.now()) return false;
-    const sender = deps.senders.get(row.platform);
-    if (!sender) {
-      await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);
-      deps.metrics?.countDelivery(row.platform, 'failed');
-      continue;
-    }
-    const delivered = await deliverOne(deps, sender, row);
-    if (delivered === 'later') return false;
+export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly OutboxRowToSend[]): Promise<DeliveryOutcome> {
+  for (const [index, row] of rows.entries()) {
+    const outcome = await deliverInOrder(deps, row);
+    if (outcome === 'sent') continue;
+    // Stopping here: the rows not sent are left to whoever holds the conversation when they are due.
+    await releaseOutboxClaims(deps.db, rows.slice(index).map((r) => r.id), deps.workerId);
+    return outcome;
   }
-  return true;
+  return 'sent';
 }
 
-export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt'>;
+/** One row, if it is due and this worker may send it: 'sent' also when it failed for good (the next row goes on). */
+async function deliverInOrder(deps: DeliveryDeps, row: OutboxRowToSend): Promise<DeliveryOutcome> {
+  // A row never tried is due whatever the clocks say; a retry waits for its time.
+  if (row.attempts > 0 && row.nextAttemptAt.getTime() > Date.now()) return 'later';
+  if (row.claimedBy !== deps.workerId && !(await claimOutboxRow(deps.db, row.id, deps.workerId, deps.deadAfterMs))) return 'elsewhere';
+  const sender = deps.senders.get(row.platform);
+  if (!sender) {
+    await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);
+    deps.metrics?.countDelivery(row.platform, 'failed');
+    return 'sent';
+  }
+  return (await deliverOne(deps, sender, row)) === 'later' ? 'later' : 'sent';
+}
+
+export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt' | 'claimedBy'>;
 
 /**
  * The key a platform dedupes a resend by (Discord's nonce): a row is one part

@@ -96,6 +96,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     inboundEventIds: [event.id],
     messages: [],
     replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
+    claimFor: ctx.workerId,
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
   return committed.kind === 'committed' ? committed.outbox : [];

@@ -3,7 +3,7 @@ import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '
 import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import type { Lease } from './conversation-lease.ts';
-import { deliverPendingOutbox } from './deliver-outbox.ts';
+import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { applyRestartRules } from './restart-guard.ts';
 import { runTurn } from './run-turn.ts';
@@ -90,7 +90,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
     const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
     if (!state) return 'done';
     // Older replies and notices go out before anything this pass produces.
-    if (state.outbox.length > 0) await deliverPendingOutbox(ctx, state.outbox);
+    const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx), state.outbox) : 'sent';
     const { conversation, pending } = state;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
     active.mode = mode;
@@ -100,7 +100,8 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
       pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
       maxInputPerTurn,
     );
-    if (work.kind === 'idle') return 'done';
+    // Rows another live worker is sending are not this worker's to wait for: the sweep comes back (no spin on the lease).
+    if (work.kind === 'idle') return older === 'elsewhere' ? 'yield' : 'done';
     let toDeliver: OutboxRow[];
     if (work.kind === 'command') {
       toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds);
@@ -124,12 +125,19 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
     }
     ctx.running.delete(conversationId);
     // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
-    const delivered = await deliverPendingOutbox(ctx, toDeliver);
+    const delivery = await deliverPendingOutbox(deliveryDeps(ctx), toDeliver);
+    // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
+    if (delivery === 'elsewhere') return 'yield';
+    const delivered = delivery === 'sent';
     // The usual end of a turn: it took all the input there was and nothing
     // stopped it. Input that came since is found by the caller's look after
     // the lease is released, so a second state read here would only repeat it.
     if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return 'done';
   }
+}
+
+function deliveryDeps(ctx: WorkerContext): DeliveryDeps {
+  return { db: ctx.db, senders: ctx.senders, log: ctx.log, metrics: ctx.metrics, workerId: ctx.workerId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
 }
 
 /**

@@ -169,6 +169,7 @@ async function commitAndReport(ctx: WorkerContext, prepared: PreparedTurn, turnI
     inboundEventIds: [...input.map((e) => e.id), ...steered.map((e) => e.inboundEventId)],
     messages,
     replies,
+    claimFor: ctx.workerId,
   });
   if (committed.kind === 'stale') {
     // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).

@@ -24,6 +24,38 @@ export async function markOutboxSent(db: Database, id: number, platformMessageId
     where conversations.id = sent.conversation_id and conversations.restart_count > 0`;
 }
 
+/** How long a claim holds at most, whatever its worker's health: a cap, far above any in-line send with its retries. */
+export const outboxClaimMs = 5 * 60_000;
+
+/**
+ * Claims a pending row for sending by `workerId`, unless another worker that
+ * is alive (running or stopping, heartbeat within `deadAfterMs`) holds an
+ * unexpired claim on it. Two workers that both believe they hold the
+ * conversation (its lease was lost in Redis) therefore never send one row
+ * twice; a claim of a dead or stopped worker is void, so a crash delays a
+ * resend no longer than the worker's death takes to notice. Returns whether
+ * this worker may send the row now.
+ */
+export async function claimOutboxRow(db: Database, id: number, workerId: string, deadAfterMs: number): Promise<boolean> {
+  const rows = await db.$client`
+    update outbox o set claimed_by = ${workerId}, claimed_until = now() + ${outboxClaimMs}::int * interval '1 millisecond'
+    where o.id = ${id} and o.status = 'pending' and (
+      o.claimed_by is null or o.claimed_by = ${workerId} or o.claimed_until < now()
+      or not exists (
+        select 1 from workers w where w.id = o.claimed_by and w.status in ('running', 'stopping')
+          and w.heartbeat_at >= now() - ${deadAfterMs}::int * interval '1 millisecond'))
+    returning o.id`;
+  return rows.length === 1;
+}
+
+/** Gives up this worker's claims on rows it will not send now, so whoever holds the conversation next can. */
+export async function releaseOutboxClaims(db: Database, ids: readonly number[], workerId: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.$client`
+    update outbox set claimed_by = null, claimed_until = null
+    where id = any(${`{${ids.join(',')}}`}::bigint[]) and claimed_by = ${workerId} and status = 'pending'`;
+}
+
 export async function markOutboxFailed(db: Database, id: number, error: string): Promise<void> {
   await db
     .update(outbox)
@@ -39,6 +71,9 @@ export async function rescheduleOutbox(db: Database, id: number, error: string, 
       lastError: error,
       attempts: sql`${outbox.attempts} + 1`,
       nextAttemptAt: sql`now() + ${`${Math.ceil(delayMs)} milliseconds`}::interval`,
+      // Whoever holds the conversation when the row is due sends it.
+      claimedBy: null,
+      claimedUntil: null,
     })
     .where(eq(outbox.id, id));
 }

@@ -6,7 +6,7 @@ import type { messages} from '../schema/messages.ts';
 import { type StoredToolCall } from '../schema/messages.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { TurnStatus } from '../schema/turns.ts';
-import type { OutboxRow } from './outbox-store.ts';
+import { outboxClaimMs, type OutboxRow } from './outbox-store.ts';
 import { toMessage, toOutbox, type JsonRow } from './row-mappers.ts';
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -181,6 +181,8 @@ export interface CommitTurnInput {
   messages: NewTranscriptMessage[];
   /** Reply parts, in order, delivered after commit. */
   replies: { platform: string; target: Record<string, unknown>; chunks: string[] }[];
+  /** The worker that will send the reply parts: they are inserted already claimed by it (claimOutboxRow). */
+  claimFor?: string;
 }
 
 export type CommitTurnResult =
@@ -254,8 +256,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       where id = ${input.conversationId} and cardinality(${eventIds}::bigint[]) > 0 and exists (select 1 from fence)
       returning 1
     ), o as (
-      insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text)
-      select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text
+      insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, claimed_by, claimed_until)
+      select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text,
+        ${input.claimFor ?? null}::text, case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
       from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(platform text, target jsonb, chunk_index int, text text)
       where exists (select 1 from fence)
       returning *

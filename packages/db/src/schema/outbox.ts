@@ -23,6 +23,13 @@ export const outbox = pgTable(
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp('sent_at', { withTimezone: true }),
+    /**
+     * The worker sending this row, so two workers that both think they hold
+     * the conversation (a lost lease) never send it twice. Void once that
+     * worker is dead or stopped, or past `claimed_until` (docs/turns.md).
+     */
+    claimedBy: text('claimed_by'),
+    claimedUntil: timestamp('claimed_until', { withTimezone: true }),
   },
   (t) => [index('outbox_pending_idx').on(t.conversationId, t.id).where(sql`${t.status} = 'pending'`)],
 );

@@ -169,12 +169,15 @@ export interface StoredMessage {
   session_id: number;
   seq: number;
   role: 'user' | 'assistant' | 'tool';
+  /** 'summary': a compression's summary, seq 1 of a child session. */
+  kind?: 'message' | 'summary';
   content: string;
   tool_calls: { id: string; name: string; arguments: string }[] | null;
   tool_call_id: string | null;
   tool_name: string | null;
   inbound_event_id: number | null;
   turn_id: number | null;
+  created_at?: Date;
 }
 
 export interface StoredEvent {
@@ -191,6 +194,8 @@ export interface StoredTurn {
   error: string | null;
   started_at: Date;
   ended_at: Date | null;
+  cut_off_at?: Date | null;
+  worker_id?: string | null;
 }
 
 export interface StoredOutbox {
@@ -198,6 +203,7 @@ export interface StoredOutbox {
   text: string;
   status: string;
   turn_id: number | null;
+  chunk_index?: number;
 }
 
 export interface ChatSnapshot {
@@ -205,7 +211,14 @@ export interface ChatSnapshot {
   conversationId: number;
   busyMode: string | null;
   recoveryAckKey: string | null;
-  /** Every session's messages, sessions in creation order, then by seq. */
+  /** The conversation's own state (DESIGN §9): 'active' or 'suspended', and its restart counter. */
+  status?: string;
+  restartCount?: number;
+  /**
+   * Every session's messages, sessions in creation order, then by seq,
+   * without the kept messages a compression copied into a child session
+   * (each stored message once; the summary rows stay, kind 'summary').
+   */
   messages: StoredMessage[];
   /** Inbound events in arrival (id) order. */
   events: StoredEvent[];
@@ -217,27 +230,55 @@ export interface ChatSnapshot {
 /** What Postgres holds for one chat. */
 export async function loadChat(system: TestSystem, chatId: number): Promise<ChatSnapshot> {
   const { sql } = system;
-  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null }[]>`
-    select c.id::int as id, c.busy_mode, s.recovery_ack_key
+  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null; status: string; restart_count: number }[]>`
+    select c.id::int as id, c.busy_mode, s.recovery_ack_key, c.status, c.restart_count
     from conversations c left join sessions s on s.id = c.current_session_id
     where c.chat_id = ${String(chatId)}`;
   if (!conversation) throw new Error(`no conversation for chat ${chatId}`);
   const id = conversation.id;
   const [messages, events, turns, outbox] = await Promise.all([
     sql<StoredMessage[]>`
-      select m.session_id::int as session_id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
-        m.inbound_event_id::int as inbound_event_id, m.turn_id::int as turn_id
+      select m.session_id::int as session_id, m.seq, m.role, m.kind, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
+        m.inbound_event_id::int as inbound_event_id, m.turn_id::int as turn_id, m.created_at
       from messages m join sessions s on s.id = m.session_id
       where s.conversation_id = ${id} order by s.id, m.seq`,
     sql<StoredEvent[]>`
       select id::int as id, text, status, turn_id::int as turn_id, received_at
       from inbound_events where conversation_id = ${id} order by id`,
     sql<StoredTurn[]>`
-      select id::int as id, status, error, started_at, ended_at from turns where conversation_id = ${id} order by id`,
+      select id::int as id, status, error, started_at, ended_at, cut_off_at, worker_id from turns where conversation_id = ${id} order by id`,
     sql<StoredOutbox[]>`
-      select id::int as id, text, status, turn_id::int as turn_id from outbox where conversation_id = ${id} order by id`,
+      select id::int as id, text, status, turn_id::int as turn_id, chunk_index from outbox where conversation_id = ${id} order by id`,
   ]);
-  return { chatId, conversationId: id, busyMode: conversation.busy_mode, recoveryAckKey: conversation.recovery_ack_key, messages, events, turns, outbox };
+  return {
+    chatId,
+    conversationId: id,
+    busyMode: conversation.busy_mode,
+    recoveryAckKey: conversation.recovery_ack_key,
+    status: conversation.status,
+    restartCount: conversation.restart_count,
+    messages: withoutCompressionCopies(messages),
+    events,
+    turns,
+    outbox,
+  };
+}
+
+/**
+ * A compression copies the kept tail into the child session with its role,
+ * ids and timestamp (docs/compression.md "The commit"), so the chain holds it
+ * twice; the checks want each stored message once. A copy is a message of a
+ * later session identical to one of an earlier session; a duplicate within
+ * one session (a double commit) is kept, so check (a) still sees it.
+ */
+function withoutCompressionCopies(messages: StoredMessage[]): StoredMessage[] {
+  const firstSession = new Map<string, number>();
+  return messages.filter((m) => {
+    const key = JSON.stringify([m.role, m.kind, m.content, m.tool_call_id, m.inbound_event_id, m.turn_id, m.created_at?.getTime()]);
+    const seenIn = firstSession.get(key);
+    if (seenIn === undefined) firstSession.set(key, m.session_id);
+    return seenIn === undefined || seenIn === m.session_id;
+  });
 }
 
 /** [role, content] pairs of the stored transcript, for compact assertions. */

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { recoveryNotePrefix, type ChatMessage, type ChatSnapshot, type ModelRequest, type StoredMessage } from './turn-helpers.ts';
-import { checkNoApiOnlyText, checkRecoveryNotes, checkStopReplies, checkTurnsDoNotOverlap, checkUserMessages } from './turn-invariants.ts';
+import { resumeNotePrefix } from './restart-helpers.ts';
+import {
+  checkConversationEnd,
+  checkFaultMarks,
+  checkOneRequestInFlight,
+  checkRefusals,
+  checkResumeNotes,
+  checkSupersededCommittedNothing,
+  checkTurnOutcomes,
+} from './turn-fault-invariants.ts';
+import type { StoredEvent, StoredOutbox, StoredTurn } from './turn-helpers.ts';
+import { checkDelivered, checkNoApiOnlyText, checkRecoveryNotes, checkStopReplies, checkTurnsDoNotOverlap, checkUserMessages } from './turn-invariants.ts';
 
 // The invariant checks must catch what they claim to: each is fed a hand-made violation here.
 
@@ -82,6 +93,20 @@ describe('turn invariants', () => {
     expect(checkRecoveryNotes(accepted, [carrier, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([]);
   });
 
+  it('(d) a carrier answered while its turn was cut off is uncertain: the next turn may carry the note again, beside the resume note', () => {
+    const base0 = 1_700_000_000_000;
+    const turns = [
+      { id: 1, status: 'interrupted', error: null, started_at: new Date(base0), ended_at: new Date(base0 + 100) },
+      { id: 2, status: 'failed', error: 'cut_off_by_restart', started_at: new Date(base0 + 200), ended_at: new Date(base0 + 900), cut_off_at: new Date(base0 + 900) },
+      { id: 3, status: 'completed', error: null, started_at: new Date(base0 + 1000), ended_at: new Date(base0 + 1100) },
+    ];
+    const cut = snapshot([...interrupted.messages.slice(0, 3), stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')], { turns });
+    const resumeNote: ChatMessage = { role: 'system', content: `${resumeNotePrefix} before it finished.` };
+    const carrier = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 250 };
+    const again = { ...request(sys, user('a'), calls('x'), tool('x'), note, resumeNote, user('b')), receivedAt: base0 + 1050 };
+    expect(checkRecoveryNotes(cut, [carrier, again])).toEqual([]);
+  });
+
   it('(a) flags a missing, duplicated or reordered user message', () => {
     const events = [
       { id: 1, text: 'a', status: 'done' as const, turn_id: 1, received_at: new Date() },
@@ -107,9 +132,117 @@ describe('turn invariants', () => {
     expect(checkTurnsDoNotOverlap(snapshot([], { turns }))).toHaveLength(2);
     const stopEvents = [{ id: 9, text: '/stop', status: 'done' as const, turn_id: null, received_at: at(0) }];
     const stoppedButCompleted = snapshot([], { events: stopEvents, turns: [turns[0]!], outbox: [{ id: 1, text: 'Stopped.', status: 'sent', turn_id: null }] });
-    expect(checkStopReplies(stoppedButCompleted)).toHaveLength(1);
-    const race = { surplusStopped: 0 };
-    expect(checkStopReplies(stoppedButCompleted, { knownStopRace: race })).toEqual([]);
-    expect(race.surplusStopped).toBe(1);
+    expect(checkStopReplies(stoppedButCompleted)).toEqual([expect.stringContaining('0 cancelled turns but 1 "Stopped."')]);
+  });
+});
+
+// The fault invariants (h)–(m): times in ms from `base`, on the sim's clock (requests) and Postgres's (turns) alike.
+const base = 1_700_000_000_000;
+const at = (ms: number) => new Date(base + ms);
+const turn = (id: number, status: string, startMs: number, endMs: number, extra: Partial<StoredTurn> = {}): StoredTurn => ({
+  id, status, error: null, started_at: at(startMs), ended_at: at(endMs), cut_off_at: null, ...extra,
+});
+const cutOff = (id: number, startMs: number, endMs: number) => turn(id, 'failed', startMs, endMs, { error: 'cut_off_by_restart', cut_off_at: at(endMs) });
+const superseded = (id: number, startMs: number, endMs: number) => turn(id, 'interrupted', startMs, endMs, { error: 'lease_lost' });
+const resume: ChatMessage = { role: 'system', content: `${resumeNotePrefix} before it finished.` };
+const timed = (receivedMs: number, endMs: number | undefined, ...messages: ChatMessage[]): ModelRequest => ({
+  ...request(...messages), receivedAt: base + receivedMs, finishedAt: endMs === undefined ? undefined : base + endMs,
+});
+const event = (id: number, text: string, turnId: number | null, status: StoredEvent['status'] = 'done', receivedMs = 0): StoredEvent => ({
+  id, text, status, turn_id: turnId, received_at: at(receivedMs),
+});
+const reply = (id: number, turnId: number | null, text = 'echo'): StoredOutbox => ({ id, text, status: 'sent', turn_id: turnId, chunk_index: 0 });
+
+describe('fault invariants', () => {
+  it('(h) one resume note per cut-off turn, at a turn start, never without a cut-off', () => {
+    const turns = [cutOff(1, 0, 1000), turn(2, 'completed', 1500, 3000), turn(3, 'completed', 4000, 5000)];
+    const carrier = timed(1600, 2000, sys, user('a'), resume, user('b'));
+    expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), user('c'))])).toEqual([]);
+    expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([
+      expect.stringContaining('second resume note for cut-off turn 1'),
+    ]);
+    expect(checkResumeNotes(snapshot([], { turns: turns.slice(1) }), [carrier])).toEqual([expect.stringContaining('no turn was cut off before it')]);
+    expect(checkResumeNotes(snapshot([], { turns }), [timed(1600, 2000, sys, user('a'), resume, user('b'), calls('x'), tool('x'))])).toEqual([
+      expect.stringContaining('follow-up of its turn and carries the resume note'),
+    ]);
+  });
+
+  it('(i) two requests in flight only in a lease-loss window, and the superseded turn commits nothing', () => {
+    const older = timed(1000, 6000, sys, user('a'));
+    const newer = timed(3000, 3500, sys, user('a'), user('b'));
+    expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 6100)] }), [older, newer])).toEqual([
+      expect.stringContaining('in flight at once, outside any lease-loss window'),
+    ]);
+    const window = [superseded(1, 900, 2900), turn(2, 'completed', 2950, 3600)];
+    expect(checkOneRequestInFlight(snapshot([], { turns: window }), [older, newer])).toEqual([]);
+    expect(checkSupersededCommittedNothing(snapshot([], { turns: window }))).toEqual([]);
+    // The sim learned of the older request's end late, but its turn had ended (committed) before the newer one came: no overlap.
+    // Likewise a request the sim saw only after its turn had ended.
+    const olderTurn = snapshot([stored(1, 1, 'user', 'a'), stored(2, 2, 'user', 'b')], { turns: [turn(1, 'interrupted', 900, 2900), turn(2, 'completed', 2950, 3600)] });
+    expect(checkOneRequestInFlight(olderTurn, [older, newer])).toEqual([]);
+    expect(checkOneRequestInFlight(olderTurn, [newer, timed(3100, 3200, sys, user('a'))])).toEqual([]);
+    const committed = snapshot([stored(1, 1, 'user', 'a')], { turns: window, outbox: [reply(1, 1)] });
+    expect(checkSupersededCommittedNothing(committed)).toEqual([expect.stringContaining('superseded turn 1 committed 1 messages, 1 outbox rows')]);
+  });
+
+  it('(j) no turn both cut off and completed; cut-offs and supersessions only where their fault was injected', () => {
+    const none = { restarts: false, kills: false, leaseLoss: false, maxQueuedInput: 6 };
+    const both = { restarts: true, kills: true, leaseLoss: true, maxQueuedInput: 6 };
+    const turns = [cutOff(1, 0, 1000), superseded(2, 1000, 2000)];
+    expect(checkFaultMarks(snapshot([], { turns }), both)).toEqual([]);
+    expect(checkFaultMarks(snapshot([], { turns }), none)).toEqual([expect.stringContaining('no worker was stopped'), expect.stringContaining('never lost its lease')]);
+    const cutAndCompleted = turn(3, 'completed', 0, 1000, { cut_off_at: at(500) });
+    expect(checkFaultMarks(snapshot([], { turns: [cutAndCompleted] }), both)).toEqual([
+      expect.stringContaining('both cut off and completed'),
+      expect.stringContaining('cut-off turn 3 is completed'),
+    ]);
+  });
+
+  it('(k) one reply or notice per answering turn, none otherwise; every message taken by a committed turn that stored it', () => {
+    const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'completed', 100, 200)];
+    const messages = [stored(1, 1, 'user', 'a', { inbound_event_id: 1 }), stored(2, 2, 'user', 'b', { inbound_event_id: 2 }), stored(3, 2, 'assistant', 'echo: b')];
+    const events = [event(1, 'a', 1), event(2, 'b', 2)];
+    expect(checkTurnOutcomes(snapshot(messages, { turns, events, outbox: [reply(1, 2)] }))).toEqual([]);
+    expect(checkTurnOutcomes(snapshot(messages, { turns, events, outbox: [reply(1, 2), reply(2, 2), reply(3, 1)] }))).toEqual([
+      expect.stringContaining('turn 1 (interrupted) sent 1 replies, wants 0'),
+      expect.stringContaining('turn 2 (completed) sent 2 replies, wants 1'),
+    ]);
+    const takenByCutOff = snapshot(messages, { turns: [cutOff(1, 0, 100), turns[1]!], events, outbox: [reply(1, 2)] });
+    expect(checkTurnOutcomes(takenByCutOff)).toEqual([expect.stringContaining('event 1 was taken by turn 1 (failed/cut_off_by_restart)')]);
+    const unanswered = snapshot(messages.slice(0, 1), { turns: turns.slice(0, 1), events: [event(1, 'a', 1)] });
+    expect(checkTurnOutcomes(unanswered)).toEqual([expect.stringContaining('the last message (event 1) was not answered')]);
+  });
+
+  it('(l) the conversation ends active with restart_count 0', () => {
+    expect(checkConversationEnd(snapshot([], { status: 'active', restartCount: 0 }))).toEqual([]);
+    expect(checkConversationEnd(snapshot([], { status: 'suspended', restartCount: 1 }))).toHaveLength(2);
+  });
+
+  it('(m) a refusal only with the cap really waiting', () => {
+    // Events 1–3 were taken by a turn that committed at 500 ms, before event 4 arrived at 1000 ms: nothing waited.
+    const turns = [turn(1, 'completed', 0, 500)];
+    const events = [event(1, 'a', 1), event(2, 'b', 1), event(3, 'c', 1), event(4, 'd', null, 'refused', 1000)];
+    expect(checkRefusals(snapshot([], { turns, events }), 3)).toEqual([expect.stringContaining('event 4 was refused with at most 0 events waiting (cap 3)')]);
+    const later = [turn(1, 'completed', 0, 2000)];
+    expect(checkRefusals(snapshot([], { turns: later, events }), 3)).toEqual([]);
+  });
+
+  it('tolerances count only what they name: a repeated row, a lost "Stopped."', () => {
+    const outbox = [reply(1, 1, 'one'), reply(2, 2, 'two')];
+    const sent = (...texts: string[]) => texts.map((text, i) => ({ message_id: i + 1, chat_id: 1, text }));
+    const repeats = { resent: 0 };
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'))).toHaveLength(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'), repeats)).toEqual([]);
+    expect(repeats.resent).toBe(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('two', 'one'), repeats)).toHaveLength(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one'), repeats)).toHaveLength(1);
+
+    const stopEvents = [event(5, '/stop', null)];
+    const lostStopped = snapshot([], { events: stopEvents, turns: [turn(1, 'cancelled', 0, 100)], outbox: [reply(1, null, 'Nothing was running.')] });
+    const handoffs = { lost: 0 };
+    expect(checkStopReplies(lostStopped)).toEqual([expect.stringContaining('1 cancelled turns but 0 "Stopped."')]);
+    expect(checkStopReplies(lostStopped, handoffs)).toEqual([]);
+    expect(handoffs.lost).toBe(1);
+
   });
 });

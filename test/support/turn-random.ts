@@ -55,7 +55,10 @@ export type ScenarioAction =
   | { kind: 'plain'; text: string; gapMs: number }
   | { kind: 'wait'; text: string; seconds: number; gapMs: number }
   | { kind: 'slow'; text: string; gapMs: number }
-  | { kind: 'stop'; text: '/stop'; gapMs: number };
+  | { kind: 'long'; text: string; gapMs: number }
+  | { kind: 'stop'; text: '/stop'; gapMs: number }
+  /** Not a message: the conversation's lease key is deleted, as a Redis failover loses it. */
+  | { kind: 'lease'; text: ''; gapMs: number };
 
 export interface ConversationScript {
   index: number;
@@ -63,57 +66,100 @@ export interface ConversationScript {
   /** 'default' = no /busy, the global BUSY_INPUT_MODE (interrupt). */
   mode: BusyInputModeName | 'default';
   actions: ScenarioAction[];
+  /** The summariser takes this long for this chat (0: at once), so an interrupt can land while the summary is written. */
+  summaryDelayMs: number;
 }
 
 /** Marker of a slow-stream message; one script rule answers every text containing it. */
 export const slowMarker = '[slow]';
+/** The summariser's request (packages/agent summary-prompt.ts): its one user message starts so. */
+export const transcriptPrefix = 'Transcript to summarise:';
+/**
+ * About 820 tokens: with the scenario's 1,900-token context (threshold 1,520,
+ * system prompt and tools ~207) one long message and its echo put a session
+ * over the threshold, so the next turn compresses first; alone it fits.
+ */
+const longFiller = 'the quick brown fox jumps over the lazy dog '.repeat(14 * 6).trim();
 
 /**
  * A conversation's random script: a busy mode, then 2–6 actions (a plain
  * message, a message that makes the model call `wait` for 0.2–1.5 s, a
- * slow-stream message, /stop), each after a 0–300 ms gap. Every text starts
- * with the chat's `c<N>:` prefix and is unique, so the sim's global records
- * can be told apart per conversation and a wait rule fits one message only.
+ * slow-stream message, /stop), each after a 0–300 ms gap. About a quarter of
+ * the conversations also send two long messages (preflight compression,
+ * half of them with a summariser slow enough to be interrupted), and about
+ * one in seven loses its lease mid-turn: a 3–5 s `wait` turn, its lease key
+ * deleted while it runs, then more input that wakes a new holder. Every text
+ * starts with the chat's `c<N>:` prefix and is unique, so the sim's global
+ * records can be told apart per conversation and a wait rule fits one
+ * message only.
  */
 export function generateScript(random: Random, index: number, chatId: number): ConversationScript {
   const mode = random.pick(['default', ...busyInputModes] as const);
   const count = random.int(2, 6);
-  const actions: ScenarioAction[] = [];
   const prefix = chatPrefix(chatId);
-  for (let i = 0; i < count; i++) {
-    const gapMs = random.int(0, 300);
-    const kind = random.weighted([
-      ['plain', 35],
-      ['wait', 30],
-      ['slow', 20],
-      ['stop', 15],
-    ] as const);
-    if (kind === 'plain') actions.push({ kind, text: `${prefix}a${i} hello there`, gapMs });
-    else if (kind === 'wait') {
-      const seconds = random.int(2, 15) / 10;
-      actions.push({ kind, text: `${prefix}a${i} please wait ${seconds}s`, seconds, gapMs });
-    } else if (kind === 'slow') actions.push({ kind, text: `${prefix}a${i} tell a story ${slowMarker}`, gapMs });
-    else actions.push({ kind, text: '/stop', gapMs });
+  const actions: ScenarioAction[] = [];
+  for (let i = 0; i < count; i++) actions.push(randomAction(random, prefix, i, random.int(0, 300)));
+  const compress = random.float() < 0.25;
+  const summaryDelayMs = compress && random.float() < 0.5 ? random.int(400, 1500) : 0;
+  if (compress) {
+    for (const n of [count, count + 1]) actions.splice(random.int(0, actions.length), 0, { kind: 'long', text: `${prefix}a${n} long ${longFiller}`, gapMs: random.int(0, 300) });
   }
-  return { index, chatId, mode, actions };
+  if (random.float() < 0.15) {
+    const seconds = random.int(30, 50) / 10;
+    const at = random.int(0, actions.length);
+    const wait: ScenarioAction = { kind: 'wait', text: `${prefix}a${count + 2} please wait ${seconds}s`, seconds, gapMs: random.int(0, 300) };
+    const after: ScenarioAction = { kind: 'plain', text: `${prefix}a${count + 3} are you there`, gapMs: random.int(0, 1500) };
+    actions.splice(at, 0, wait, { kind: 'lease', text: '', gapMs: random.int(300, 1500) }, after);
+  }
+  return { index, chatId, mode, actions, summaryDelayMs };
+}
+
+function randomAction(random: Random, prefix: string, i: number, gapMs: number): ScenarioAction {
+  const kind = random.weighted([
+    ['plain', 35],
+    ['wait', 30],
+    ['slow', 20],
+    ['stop', 15],
+  ] as const);
+  if (kind === 'plain') return { kind, text: `${prefix}a${i} hello there`, gapMs };
+  if (kind === 'wait') {
+    const seconds = random.int(2, 15) / 10;
+    return { kind, text: `${prefix}a${i} please wait ${seconds}s`, seconds, gapMs };
+  }
+  if (kind === 'slow') return { kind, text: `${prefix}a${i} tell a story ${slowMarker}`, gapMs };
+  return { kind, text: '/stop', gapMs };
+}
+
+/** Whether the script deletes its lease key at some point. */
+export function losesLease(script: ConversationScript): boolean {
+  return script.actions.some((a) => a.kind === 'lease');
 }
 
 /** One line per conversation, to paste into a failure message. */
 export function describeScript(script: ConversationScript): string {
-  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind}`);
-  return `chat ${script.chatId} mode=${script.mode}: ${steps.join(', ')}`;
+  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind === 'lease' ? 'LEASE-LOST' : a.kind}`);
+  const summary = script.summaryDelayMs > 0 ? ` summary=${script.summaryDelayMs}ms` : '';
+  return `chat ${script.chatId} mode=${script.mode}${summary}: ${steps.join(', ')}`;
 }
 
-/** Script rules for the scripted model: one `wait` tool rule per wait message (used once), one slow-stream rule. */
+/**
+ * Script rules for the scripted model: the summariser's (a slow one per chat
+ * that has it, then one for all), one `wait` tool rule per wait message (used
+ * once), one slow-stream rule. Summariser rules come first: a summariser
+ * request's last user message quotes the chat's own messages, [slow] included.
+ */
 export function modelRules(scripts: ConversationScript[]): unknown[] {
+  const summaryText = 'SUMMARY: the user sent messages, each answered.';
+  const slowSummaries = scripts.flatMap((s) =>
+    s.summaryDelayMs > 0 ? [{ matchRegex: `^${transcriptPrefix}[\\s\\S]*${escapeRegex(chatPrefix(s.chatId))}`, reply: summaryText, delayMs: s.summaryDelayMs }] : [],
+  );
   const waitRules = scripts.flatMap((s) =>
     s.actions.flatMap((a) =>
       a.kind === 'wait' ? [{ matchRegex: `^${escapeRegex(a.text)}$`, toolCalls: [{ name: 'wait', arguments: { seconds: a.seconds } }], times: 1 }] : [],
     ),
   );
-  return [...waitRules, { match: slowMarker, replyRepeat: { text: 'lorem ipsum ', count: 100 }, chunkDelayMs: 8 }];
+  return [...slowSummaries, { match: transcriptPrefix, reply: summaryText }, ...waitRules, { match: slowMarker, replyRepeat: { text: 'lorem ipsum ', count: 100 }, chunkDelayMs: 8 }];
 }
-
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -1,0 +1,194 @@
+import { parseChatCommand } from '@switchboard/core';
+import { resumeNotePrefix } from './restart-helpers.ts';
+import type { ChatSnapshot, ModelRequest, StoredTurn } from './turn-helpers.ts';
+
+/**
+ * The invariants that faults put to the test (issue 16): restarts, lease
+ * loss and the queued-input cap. Each check returns human-readable
+ * violations, empty when it holds; `faults` says what the scenario injected
+ * into the conversation, so an effect without its cause is a violation.
+ */
+
+export interface InjectedFaults {
+  /** A worker process was stopped or killed while the conversation's batch played. */
+  restarts: boolean;
+  /** One of them was killed (SIGKILL). */
+  kills: boolean;
+  /** The conversation's lease key was deleted mid-way. */
+  leaseLoss: boolean;
+  /** The gateway's MAX_QUEUED_INPUT. */
+  maxQueuedInput: number;
+}
+
+/**
+ * Slack between the sim's clock (request times) and Postgres's now() (turn
+ * times): one host, but a statement's now() is its transaction's start, and
+ * a turn's row is inserted alongside its first model request (docs/turns.md).
+ */
+const clockSlackMs = 250;
+
+const isCutOff = (t: StoredTurn) => t.error === 'cut_off_by_restart' || (t.cut_off_at ?? null) !== null;
+const isSuperseded = (t: StoredTurn) => t.error === 'lease_lost';
+const requestEnd = (r: ModelRequest) => r.finishedAt ?? r.abortedAt ?? Number.POSITIVE_INFINITY;
+
+/**
+ * h) The resume note (docs/restarts.md "Resume once"): at most one per
+ * request, only at a turn's start (never in a follow-up), and each carrier
+ * answers its own cut-off turn, the latest one before it: none without a
+ * cut-off, never two for one cut-off.
+ */
+export function checkResumeNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
+  const problems: string[] = [];
+  const cutOffs = snapshot.turns.filter(isCutOff).sort((a, b) => (a.ended_at?.getTime() ?? 0) - (b.ended_at?.getTime() ?? 0));
+  const answered = new Map<number, number>();
+  for (const request of requests) {
+    const messages = request.body.messages;
+    const notes = messages.flatMap((m, i) => (m.role === 'system' && (m.content ?? '').startsWith(resumeNotePrefix) ? [i] : []));
+    if (notes.length === 0) continue;
+    if (notes.length > 1) problems.push(`request ${request.id} carries ${notes.length} resume notes`);
+    if (!messages.slice((notes[0] ?? 0) + 1).every((m) => m.role === 'user' || m.role === 'system')) {
+      problems.push(`request ${request.id} is a follow-up of its turn and carries the resume note`);
+    }
+    const cutOff = cutOffs.filter((t) => (t.ended_at?.getTime() ?? Infinity) <= request.receivedAt + clockSlackMs).at(-1);
+    if (!cutOff) {
+      problems.push(`request ${request.id} carries the resume note, but no turn was cut off before it`);
+      continue;
+    }
+    const earlier = answered.get(cutOff.id);
+    if (earlier !== undefined) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier} carried the first)`);
+    answered.set(cutOff.id, request.id);
+  }
+  return problems;
+}
+
+/**
+ * i) One conversation never has two model requests in flight. A request is
+ * in flight from its arrival at the model until the model finished it or
+ * the client's abort reached it, but no longer than the turn that stored its
+ * input: the sim runs in the test's own, busy process and sees a request,
+ * and an abort, up to seconds late under load (measured: a request recorded
+ * 2 s after its turn had ended), while the worker's turn ends (commits) only
+ * after its request finished or was aborted. A request the sim saw only
+ * after its turn had ended was over for the worker before it was recorded.
+ *
+ * The only allowed overlap is a lease-loss window: the older request belongs
+ * to a turn that a new holder superseded (`lease_lost`, started before it),
+ * the newer one to the new holder's turn (after it settled the old turn), and
+ * the superseded turn committed nothing (checkSupersededCommittedNothing).
+ */
+export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
+  const problems: string[] = [];
+  const superseded = snapshot.turns.filter(isSuperseded);
+  const live = requests
+    .map((r) => ({ r, end: Math.min(requestEnd(r), turnEndOf(snapshot, r)) }))
+    .filter(({ r, end }) => r.receivedAt < end)
+    .sort((a, b) => a.r.receivedAt - b.r.receivedAt || a.r.id - b.r.id);
+  for (const [i, { r: request }] of live.entries()) {
+    for (const { r: older, end } of live.slice(0, i)) {
+      if (end <= request.receivedAt) continue;
+      const window = superseded.find(
+        (t) => t.started_at.getTime() <= older.receivedAt + clockSlackMs && (t.ended_at?.getTime() ?? Infinity) <= request.receivedAt + clockSlackMs,
+      );
+      if (!window) problems.push(`requests ${older.id} and ${request.id} were in flight at once, outside any lease-loss window`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * When the turn that stored the request's last user message ended. A request
+ * of a turn that committed nothing maps to the later turn that stored that
+ * input, so the bound is never earlier than the request's own turn's end.
+ */
+function turnEndOf(snapshot: ChatSnapshot, request: ModelRequest): number {
+  const last = request.body.messages.filter((m) => m.role === 'user').at(-1)?.content;
+  const turnId = snapshot.messages.find((m) => m.role === 'user' && m.content === last)?.turn_id;
+  return snapshot.turns.find((t) => t.id === turnId)?.ended_at?.getTime() ?? Number.POSITIVE_INFINITY;
+}
+
+/** i') A superseded turn (a new holder took over, or its worker learned it lost the lease) committed nothing: no message, no reply, no input. */
+export function checkSupersededCommittedNothing(snapshot: ChatSnapshot): string[] {
+  return snapshot.turns.filter(isSuperseded).flatMap((t) => {
+    const stored = snapshot.messages.filter((m) => m.turn_id === t.id).length;
+    const sent = snapshot.outbox.filter((o) => o.turn_id === t.id).length;
+    const taken = snapshot.events.filter((e) => e.turn_id === t.id).length;
+    return stored + sent + taken > 0 ? [`superseded turn ${t.id} committed ${stored} messages, ${sent} outbox rows, ${taken} inbound events`] : [];
+  });
+}
+
+/**
+ * j) Restarts and lease loss leave only their own marks: no turn both cut
+ * off and completed; a cut-off turn is `failed`/`cut_off_by_restart` with
+ * `cut_off_at`; cut-offs only where a worker was stopped or killed,
+ * supersessions (`lease_lost`) only where a lease was lost.
+ */
+export function checkFaultMarks(snapshot: ChatSnapshot, faults: InjectedFaults): string[] {
+  const problems: string[] = [];
+  for (const t of snapshot.turns) {
+    if (t.status === 'completed' && isCutOff(t)) problems.push(`turn ${t.id} is both cut off and completed`);
+    if (isCutOff(t) && (t.status !== 'failed' || t.error !== 'cut_off_by_restart' || !t.cut_off_at)) {
+      problems.push(`cut-off turn ${t.id} is ${t.status}/${t.error ?? '-'} (cut_off_at ${t.cut_off_at ? 'set' : 'unset'})`);
+    }
+    if (isCutOff(t) && !faults.restarts) problems.push(`turn ${t.id} was cut off, but no worker was stopped or killed`);
+    if (isSuperseded(t) && (t.status !== 'interrupted' || t.cut_off_at)) problems.push(`superseded turn ${t.id} is ${t.status}${t.cut_off_at ? ', cut off' : ''}`);
+    if (isSuperseded(t) && !faults.leaseLoss) problems.push(`turn ${t.id} was superseded (lease_lost), but the conversation never lost its lease`);
+  }
+  return problems;
+}
+
+/**
+ * k) Every turn ends in exactly one reply or one notice, or — interrupted,
+ * cancelled, cut off, superseded — none; every accepted message was taken by
+ * one committed turn, which stored it; the last one was answered.
+ */
+export function checkTurnOutcomes(snapshot: ChatSnapshot): string[] {
+  const problems: string[] = [];
+  for (const t of snapshot.turns) {
+    const replies = snapshot.outbox.filter((o) => o.turn_id === t.id && (o.chunk_index ?? 0) === 0).length;
+    const wants = (t.status === 'completed' || t.status === 'failed') && !isCutOff(t) ? 1 : 0;
+    if (replies !== wants) problems.push(`turn ${t.id} (${t.status}${t.error ? `/${t.error}` : ''}) sent ${replies} replies, wants ${wants}`);
+  }
+  const turns = new Map(snapshot.turns.map((t) => [t.id, t]));
+  const accepted = snapshot.events.filter((e) => e.status !== 'refused' && parseChatCommand(e.text) === null);
+  for (const e of accepted) {
+    const turn = e.turn_id === null ? undefined : turns.get(e.turn_id);
+    if (!turn || isCutOff(turn) || isSuperseded(turn)) {
+      problems.push(`event ${e.id} was taken by ${turn ? `turn ${turn.id} (${turn.status}/${turn.error})` : 'no turn'}`);
+    } else if (!snapshot.messages.some((m) => m.role === 'user' && m.inbound_event_id === e.id && m.turn_id === turn.id)) {
+      problems.push(`event ${e.id} is marked taken by turn ${turn.id}, which did not store it`);
+    }
+  }
+  const last = accepted.at(-1);
+  const lastTurn = last?.turn_id === null || last === undefined ? undefined : turns.get(last.turn_id);
+  if (last && lastTurn?.status !== 'completed') problems.push(`the last message (event ${last.id}) was not answered: its turn is ${lastTurn?.status ?? 'missing'}`);
+  return problems;
+}
+
+/** l) At the end the conversation is active with its restart counter at 0 (fewer cut-offs than the threshold, then a completed reply). */
+export function checkConversationEnd(snapshot: ChatSnapshot): string[] {
+  const problems: string[] = [];
+  if (snapshot.status !== undefined && snapshot.status !== 'active') problems.push(`the conversation ended ${snapshot.status}`);
+  if (snapshot.restartCount !== undefined && snapshot.restartCount !== 0) problems.push(`the conversation ended with restart_count ${snapshot.restartCount}`);
+  return problems;
+}
+
+/**
+ * m) Input is refused only with the cap really waiting: at least
+ * MAX_QUEUED_INPUT earlier events still pending when it arrived. An earlier
+ * event counts as pending unless the turn that took it committed before
+ * (a command's event carries no turn, so it always counts: an upper bound).
+ */
+export function checkRefusals(snapshot: ChatSnapshot, maxQueuedInput: number): string[] {
+  const turns = new Map(snapshot.turns.map((t) => [t.id, t]));
+  return snapshot.events
+    .filter((e) => e.status === 'refused' && parseChatCommand(e.text) === null)
+    .flatMap((e) => {
+      const arrived = e.received_at.getTime();
+      const waiting = snapshot.events.filter((o) => {
+        if (o.id >= e.id || o.status === 'refused') return false;
+        const taker = o.turn_id === null ? undefined : turns.get(o.turn_id);
+        return !taker?.ended_at || taker.ended_at.getTime() > arrived - 50;
+      }).length;
+      return waiting >= maxQueuedInput ? [] : [`event ${e.id} was refused with at most ${waiting} events waiting (cap ${maxQueuedInput})`];
+    });
+}

@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { ManagedProcess } from '../../scripts/lib/processes.ts';
+import { liveWorkers } from './restart-helpers.ts';
+import type { TestSystem } from './system.ts';
+import type { Random } from './turn-random.ts';
+
+/**
+ * The process faults of the randomized turn scenarios: a worker process
+ * stopped with SIGTERM (drained, then its running turns cut off) or killed
+ * with SIGKILL (found dead by its heartbeat), and replaced by a new process,
+ * while a batch of conversations plays. And the lease a Redis failover loses.
+ */
+
+export interface ProcessFault {
+  /** After the previous fault's replacement worker is ready (the first: after the batch started). */
+  afterMs: number;
+  signal: 'SIGTERM' | 'SIGKILL';
+}
+
+/**
+ * 0–2 process faults per batch. A conversation lives in one batch, so it is
+ * cut off at most twice between completed replies: below the restart
+ * threshold (3), which keeps the end state defined (active, counter 0).
+ */
+export function generateFaults(random: Random): ProcessFault[] {
+  const plan = random.weighted([
+    [[], 25],
+    [['SIGTERM'], 25],
+    [['SIGKILL'], 25],
+    [['SIGTERM', 'SIGKILL'], 15],
+    [['SIGKILL', 'SIGTERM'], 10],
+  ] as const);
+  return plan.map((signal) => ({ signal, afterMs: random.int(200, 2500) }));
+}
+
+export function describeFaults(faults: ProcessFault[]): string {
+  return faults.length === 0 ? 'no process faults' : faults.map((f) => `+${f.afterMs}ms ${f.signal}`).join(', ');
+}
+
+/** The pid in a worker id (`<hostname>-<pid>-<random>`, docs/restarts.md "Liveness"). */
+function pidOf(workerId: string): number {
+  return Number(workerId.split('-').at(-2));
+}
+
+/**
+ * Plays a batch's faults in order. Each hits the live worker process with the
+ * most running turns of the batch (so a turn really is cut off mid-way, when
+ * one runs), waits for it to exit and starts a replacement. Returns one line
+ * per fault, for the log and a failure message.
+ */
+export async function injectFaults(system: TestSystem, faults: ProcessFault[], chatIds: number[]): Promise<string[]> {
+  const done: string[] = [];
+  for (const fault of faults) {
+    await sleep(fault.afterMs);
+    const running = await system.sql<{ worker_id: string; n: number }[]>`
+      select t.worker_id, count(*)::int as n from turns t join conversations c on c.id = t.conversation_id
+      where t.status = 'running' and c.chat_id in ${system.sql(chatIds.map(String))} group by t.worker_id`;
+    const turnsOf = (w: ManagedProcess) => running.find((r) => pidOf(r.worker_id) === w.child.pid)?.n ?? 0;
+    const target = liveWorkers(system).sort((a, b) => turnsOf(b) - turnsOf(a))[0];
+    if (!target) throw new Error('no live worker process to stop');
+    const turns = turnsOf(target);
+    const started = performance.now();
+    await target.stop(fault.signal);
+    const stopMs = Math.round(performance.now() - started);
+    await system.addWorker(true);
+    done.push(`${fault.signal} worker pid ${target.child.pid} with ${turns} running turns (exited in ${stopMs} ms), replaced`);
+  }
+  return done;
+}
+
+/** Deletes a conversation's lease key, as a Redis restart or failover loses it: the holder learns it at its next renewal. */
+export async function dropLease(system: TestSystem, redis: Redis, chatId: number): Promise<void> {
+  const [row] = await system.sql<{ id: number }[]>`select id::int as id from conversations where chat_id = ${String(chatId)}`;
+  if (row) await redis.del(`${system.redisPrefix}:lease:conversation:${row.id}`);
+}

@@ -38,7 +38,9 @@ const busyModeHelp: Record<string, string> = {
  * Runs a chat command (DESIGN §6, issue: chat commands) in arrival order
  * with the messages around it, and replies through the outbox; returns the
  * rows waiting to be delivered.
- * `stoppedEventIds` holds the /stop events that actually cancelled a turn.
+ * `stoppedEventIds` holds the /stop events that actually cancelled a turn in
+ * this loop; a /stop that cancelled another worker's turn (which was then
+ * stopped, killed or lost the conversation) carries that turn's id.
  */
 export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>): Promise<OutboxRow[]> {
   const command = parseChatCommand(event.text);
@@ -46,7 +48,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
   let reply: string;
   switch (command?.name) {
     case 'stop':
-      reply = stoppedEventIds.has(event.id) ? 'Stopped.' : 'Nothing was running.';
+      reply = stoppedEventIds.has(event.id) || event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
       break;
     case 'busy':
       if (command.mode) {

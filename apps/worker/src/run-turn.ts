@@ -5,6 +5,7 @@ import {
   acknowledgeRecoveryNote,
   commitTurn,
   loadPendingInbound,
+  recordStoppingEvent,
   settleRunningTurn,
   type BeginTurnResult,
   type InboundEventRow,
@@ -178,6 +179,8 @@ async function commitAndReport(ctx: WorkerContext, prepared: PreparedTurn, turnI
     return { kind: 'lost' };
   }
   active.outcome = status;
+  // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
+  if (status === 'cancelled' && active.stoppedByEventId) await recordStoppingEvent(ctx.db, active.stoppedByEventId, turnId);
   ctx.history.append(sessionId, committed.messages);
   ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fastRestartEnv } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
-import { describeFaults, dropLease, generateFaults, injectFaults, type ProcessFault } from '../support/turn-faults.ts';
+import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage, generateFaults, injectFaults, type ProcessFault } from '../support/turn-faults.ts';
 import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, waitForIdle } from '../support/turn-helpers.ts';
 import { checkAll, describeChat, describeTolerated, noneTolerated } from '../support/turn-invariants.ts';
 import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, type ConversationScript } from '../support/turn-random.ts';
@@ -101,13 +101,16 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       const requests = await modelRequests(system);
       const failures: string[] = [];
       const tolerated = noneTolerated();
+      const coverage = emptyCoverage();
       for (const [i, script] of batch.entries()) {
         const [snapshot, sent] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
         const chatRequests = requestsOfChat(requests, script.chatId);
+        addCoverage(coverage, snapshot, chatRequests);
         const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script), maxQueuedInput };
         const problems = [...(sendProblems[i] ?? []), ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated)];
         if (problems.length > 0) failures.push(`${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}`);
       }
+      console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${describeCoverage(coverage)}`);
       const counts = describeTolerated(tolerated);
       if (counts) console.warn(`[turn-scenarios] SEED=${seed} batch ${b + 1}: tolerated (docs/turns.md "Known problems"): ${counts}`);
       const context = `SEED=${seed} batch ${b + 1} (${injected.join('; ') || 'no process faults'})`;

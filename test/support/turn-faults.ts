@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../scripts/lib/processes.ts';
-import { liveWorkers } from './restart-helpers.ts';
+import { liveWorkers, resumeNotes } from './restart-helpers.ts';
 import type { TestSystem } from './system.ts';
+import { recoveryNoteIndexes, type ChatSnapshot, type ModelRequest } from './turn-helpers.ts';
 import type { Random } from './turn-random.ts';
 
 /**
@@ -73,4 +74,31 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
 export async function dropLease(system: TestSystem, redis: Redis, chatId: number): Promise<void> {
   const [row] = await system.sql<{ id: number }[]>`select id::int as id from conversations where chat_id = ${String(chatId)}`;
   if (row) await redis.del(`${system.redisPrefix}:lease:conversation:${row.id}`);
+}
+
+/** What a batch's faults did, summed over its conversations: logged, so a run shows it exercised what it claims. */
+export interface FaultCoverage {
+  compressions: number;
+  cutOffs: number;
+  superseded: number;
+  refused: number;
+  resumeNotes: number;
+  recoveryNotes: number;
+}
+
+export function emptyCoverage(): FaultCoverage {
+  return { compressions: 0, cutOffs: 0, superseded: 0, refused: 0, resumeNotes: 0, recoveryNotes: 0 };
+}
+
+export function addCoverage(coverage: FaultCoverage, snapshot: ChatSnapshot, requests: ModelRequest[]): void {
+  coverage.compressions += snapshot.messages.filter((m) => m.kind === 'summary').length;
+  coverage.cutOffs += snapshot.turns.filter((t) => t.error === 'cut_off_by_restart').length;
+  coverage.superseded += snapshot.turns.filter((t) => t.error === 'lease_lost').length;
+  coverage.refused += snapshot.events.filter((e) => e.status === 'refused').length;
+  coverage.resumeNotes += requests.filter((r) => resumeNotes(r) > 0).length;
+  coverage.recoveryNotes += requests.filter((r) => recoveryNoteIndexes(r).length > 0).length;
+}
+
+export function describeCoverage(c: FaultCoverage): string {
+  return `${c.compressions} compressions, ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent`;
 }

@@ -6,6 +6,14 @@ export interface Lease {
   lease: RedisLease;
 }
 
+/** One holding of a conversation's lease, as the turn and the delivery see it. */
+export interface LeaseHolding {
+  /** Renews the lease; false once it is no longer this holding's. */
+  confirm(): Promise<boolean>;
+  /** The outbox claim id of this holding (outboxClaimId): rows it commits or sends are claimed under it. */
+  claimId: string;
+}
+
 export interface LeaseManager {
   acquire(conversationId: number): Promise<Lease | null>;
   /** Extends the lease; false if it was lost (expired and taken by another worker). */

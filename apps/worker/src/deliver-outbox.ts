@@ -10,8 +10,8 @@ export interface DeliveryDeps {
   senders: Map<string, PlatformSender>;
   log: Logger;
   metrics?: Pick<WorkerMetrics, 'countDelivery' | 'countRateLimited'>;
-  /** This worker, and the heartbeat silence after which a worker is dead: who may send a row (claimOutboxRow). */
-  workerId: string;
+  /** This lease holding's claim id (outboxClaimId), and the heartbeat silence after which a worker is dead: who may send a row. */
+  claimId: string;
   deadAfterMs: number;
 }
 
@@ -44,7 +44,7 @@ export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly Ou
     const outcome = await deliverInOrder(deps, row);
     if (outcome === 'sent') continue;
     // Stopping here: the rows not sent are left to whoever holds the conversation when they are due.
-    await releaseOutboxClaims(deps.db, rows.slice(index).map((r) => r.id), deps.workerId);
+    await releaseOutboxClaims(deps.db, rows.slice(index).map((r) => r.id), deps.claimId);
     return outcome;
   }
   return 'sent';
@@ -54,7 +54,7 @@ export async function deliverPendingOutbox(deps: DeliveryDeps, rows: readonly Ou
 async function deliverInOrder(deps: DeliveryDeps, row: OutboxRowToSend): Promise<DeliveryOutcome> {
   // A row never tried is due whatever the clocks say; a retry waits for its time.
   if (row.attempts > 0 && row.nextAttemptAt.getTime() > Date.now()) return 'later';
-  if (row.claimedBy !== deps.workerId && !(await claimOutboxRow(deps.db, row.id, deps.workerId, deps.deadAfterMs))) return 'elsewhere';
+  if (row.claimedBy !== deps.claimId && !(await claimOutboxRow(deps.db, row.id, deps.claimId, deps.deadAfterMs))) return 'elsewhere';
   const sender = deps.senders.get(row.platform);
   if (!sender) {
     await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);

@@ -42,7 +42,8 @@ const busyModeHelp: Record<string, string> = {
  * this loop; a /stop that cancelled another worker's turn (which was then
  * stopped, killed or lost the conversation) carries that turn's id.
  */
-export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>): Promise<OutboxRow[]> {
+/** `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it). */
+export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>, claimId: string): Promise<OutboxRow[]> {
   const command = parseChatCommand(event.text);
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
@@ -98,7 +99,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     inboundEventIds: [event.id],
     messages: [],
     replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
-    claimFor: ctx.workerId,
+    claimFor: claimId,
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
   return committed.kind === 'committed' ? committed.outbox : [];

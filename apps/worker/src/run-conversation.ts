@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
+import { hasPendingWork, loadTurnState, outboxClaimId, pendingInputAges, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
-import type { Lease } from './conversation-lease.ts';
+import type { Lease, LeaseHolding } from './conversation-lease.ts';
 import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { applyRestartRules } from './restart-guard.ts';
@@ -28,19 +28,34 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
     const lease = await ctx.leases.acquire(conversationId);
     if (!lease) return ran ? 'ran' : 'busy';
     ran = true;
-    const renewal = keepLease(ctx, lease);
+    const held: HeldTurn = { confirm: () => ctx.leases.renew(lease), claimId: outboxClaimId(ctx.workerId, lease.lease.owner) };
+    const renewal = keepLease(ctx, lease, held);
     let drained: 'done' | 'yield' = 'done';
     try {
-      drained = await drainConversation(ctx, conversationId, () => ctx.leases.renew(lease));
+      drained = await drainConversation(ctx, conversationId, held);
     } finally {
       clearInterval(renewal);
-      ctx.running.delete(conversationId);
+      forgetTurn(ctx, conversationId, held.active);
       await ctx.leases.release(lease);
     }
     if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
     if (drained === 'yield') return 'ran'; // the recovery sweep comes back to it; no hot loop here
     if (!(await hasPendingWork(ctx.sql, conversationId))) return 'ran';
   }
+}
+
+/**
+ * The turn this lease's work loop runs now. After a lost lease one process
+ * may run two loops for one conversation for a moment (the old one finishing,
+ * a new one that took the lease again); each stops and forgets only its own
+ * turn, never the other's entry in `ctx.running`.
+ */
+interface HeldTurn extends LeaseHolding {
+  active?: ActiveTurn;
+}
+
+function forgetTurn(ctx: WorkerContext, conversationId: number, active: ActiveTurn | undefined): void {
+  if (active && ctx.running.get(conversationId) === active) ctx.running.delete(conversationId);
 }
 
 /** Rechecks in a row (a stale turn settled, the threshold reached) after which the sweep is left to come back. */
@@ -52,12 +67,11 @@ const maxRechecks = 3;
  * running turn as `lease_lost`: another worker may hold the conversation now,
  * and the fenced commit would refuse this turn anyway (issue 16, defect 2).
  */
-function keepLease(ctx: WorkerContext, lease: Lease): NodeJS.Timeout {
+function keepLease(ctx: WorkerContext, lease: Lease, held: HeldTurn): NodeJS.Timeout {
   const conversationId = lease.conversationId;
   let renewedAt = Date.now();
   const lose = () => {
-    const active = ctx.running.get(conversationId);
-    if (active) stopTurn(active, 'lease_lost');
+    if (held.active) stopTurn(held.active, 'lease_lost');
   };
   return setInterval(() => {
     ctx.leases.renew(lease).then(
@@ -74,7 +88,7 @@ function keepLease(ctx: WorkerContext, lease: Lease): NodeJS.Timeout {
 }
 
 /** 'yield': the conversation could not make progress now (rechecks in a row); the sweep wakes it again. */
-async function drainConversation(ctx: WorkerContext, conversationId: number, confirmLease: () => Promise<boolean>): Promise<'done' | 'yield'> {
+async function drainConversation(ctx: WorkerContext, conversationId: number, held: HeldTurn): Promise<'done' | 'yield'> {
   const stoppedEventIds = new Set<number>();
   let rechecks = 0;
   // Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts.
@@ -86,11 +100,12 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
     // any signal can be applied (signals are delivered on this event loop).
     const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
     waiting = undefined;
+    held.active = active;
     ctx.running.set(conversationId, active);
     const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
     if (!state) return 'done';
     // Older replies and notices go out before anything this pass produces.
-    const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx), state.outbox) : 'sent';
+    const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx, held), state.outbox) : 'sent';
     const { conversation, pending } = state;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
     active.mode = mode;
@@ -104,13 +119,13 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
     if (work.kind === 'idle') return older === 'elsewhere' ? 'yield' : 'done';
     let toDeliver: OutboxRow[];
     if (work.kind === 'command') {
-      toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds);
+      toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds, held.claimId);
     } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
       waiting = active;
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
-      const outcome = await runTurn(ctx, state, work.events, active, confirmLease);
+      const outcome = await runTurn(ctx, state, work.events, active, held);
       if (outcome.kind === 'recheck') {
         // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
         await applyRestartRules(ctx);
@@ -123,9 +138,9 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
       // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
       if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
     }
-    ctx.running.delete(conversationId);
+    forgetTurn(ctx, conversationId, active);
     // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
-    const delivery = await deliverPendingOutbox(deliveryDeps(ctx), toDeliver);
+    const delivery = await deliverPendingOutbox(deliveryDeps(ctx, held), toDeliver);
     // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
     if (delivery === 'elsewhere') return 'yield';
     const delivered = delivery === 'sent';
@@ -136,8 +151,8 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, con
   }
 }
 
-function deliveryDeps(ctx: WorkerContext): DeliveryDeps {
-  return { db: ctx.db, senders: ctx.senders, log: ctx.log, metrics: ctx.metrics, workerId: ctx.workerId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
+function deliveryDeps(ctx: WorkerContext, held: LeaseHolding): DeliveryDeps {
+  return { db: ctx.db, senders: ctx.senders, log: ctx.log, metrics: ctx.metrics, claimId: held.claimId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type TurnState,
 } from '@switchboard/db';
 import { markTaken, type ActiveTurn } from './active-turn.ts';
+import type { LeaseHolding } from './conversation-lease.ts';
 import { buildModelMessages } from './build-model-messages.ts';
 import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
@@ -50,26 +51,27 @@ interface ExecutedTurn {
 
 /**
  * Runs one turn for `input` (pending inbound events, oldest first) and commits
- * its result. The caller holds the conversation's lease (`confirmLease` renews
- * it and says whether it is still ours), registered `active` before reading
- * `input`, and passes the state it read `input` with. The steps: settle a
+ * its result. The caller holds the conversation's lease (`holding`: whether it
+ * is still ours, and the claim its reply parts are committed under),
+ * registered `active` before reading `input`, and passes the state it read
+ * `input` with. The steps: settle a
  * stale running turn → prepare (row, compression, history, notes) → execute
  * (the runtime) → commit (fenced) → report.
  */
-export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
+export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, holding: LeaseHolding): Promise<TurnOutcome> {
   // The last turn still running is not ours to continue: a dead worker's, or one that lost the lease.
-  if (state.lastTurn?.status === 'running') return settleStaleTurn(ctx, state.conversation.id, confirmLease);
+  if (state.lastTurn?.status === 'running') return settleStaleTurn(ctx, state.conversation.id, holding);
   const prepared = await prepareTurn(ctx, state, input, active);
-  if ('kind' in prepared) return handleNotBegun(ctx, state.conversation.id, prepared.begun, confirmLease);
+  if ('kind' in prepared) return handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
   const executed = await executeTurn(ctx, prepared, input, active);
   const begun = await prepared.begin;
-  if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, confirmLease);
-  return commitAndReport(ctx, prepared, begun.turnId, executed, input, active);
+  if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
+  return commitAndReport(ctx, prepared, begun.turnId, executed, input, active, holding.claimId);
 }
 
-async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
+async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, holding: LeaseHolding): Promise<TurnOutcome> {
   // Another running turn appeared after the state read (a worker that lost the lease wrote its row late).
-  if (begun.kind === 'occupied') return settleStaleTurn(ctx, conversationId, confirmLease);
+  if (begun.kind === 'occupied') return settleStaleTurn(ctx, conversationId, holding);
   ctx.log.warn({ conversationId }, 'turn not started: the conversation reached the restart threshold');
   return { kind: 'recheck' };
 }
@@ -81,8 +83,8 @@ async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun:
  * lease is still ours, so a worker that itself lost the lease never ends the
  * new holder's turn.
  */
-async function settleStaleTurn(ctx: WorkerContext, conversationId: number, confirmLease: () => Promise<boolean>): Promise<TurnOutcome> {
-  if (!(await confirmLease())) return { kind: 'lost' };
+async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holding: LeaseHolding): Promise<TurnOutcome> {
+  if (!(await holding.confirm())) return { kind: 'lost' };
   const settled = await settleRunningTurn(ctx.db, conversationId, ctx.config.WORKER_DEAD_AFTER_MS);
   ctx.metrics.countRestartIncrements(settled.cutOff);
   ctx.log.warn({ conversationId, ...settled }, 'a running turn of another worker was settled before this turn');
@@ -133,7 +135,15 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
 }
 
 /** The fenced commit, then metrics and lifecycle events. */
-async function commitAndReport(ctx: WorkerContext, prepared: PreparedTurn, turnId: number, executed: ExecutedTurn, input: InboundEventRow[], active: ActiveTurn): Promise<TurnOutcome> {
+async function commitAndReport(
+  ctx: WorkerContext,
+  prepared: PreparedTurn,
+  turnId: number,
+  executed: ExecutedTurn,
+  input: InboundEventRow[],
+  active: ActiveTurn,
+  claimId: string,
+): Promise<TurnOutcome> {
   const { conversation, session } = prepared;
   const conversationId = conversation.id;
   const sessionId = session.id;
@@ -170,7 +180,7 @@ async function commitAndReport(ctx: WorkerContext, prepared: PreparedTurn, turnI
     inboundEventIds: [...input.map((e) => e.id), ...steered.map((e) => e.inboundEventId)],
     messages,
     replies,
-    claimFor: ctx.workerId,
+    claimFor: claimId,
   });
   if (committed.kind === 'stale') {
     // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).

@@ -28,32 +28,41 @@ export async function markOutboxSent(db: Database, id: number, platformMessageId
 export const outboxClaimMs = 5 * 60_000;
 
 /**
- * Claims a pending row for sending by `workerId`, unless another worker that
- * is alive (running or stopping, heartbeat within `deadAfterMs`) holds an
- * unexpired claim on it. Two workers that both believe they hold the
+ * The claim id of one lease holding: `<worker id>#<lease owner>`. Per holding,
+ * not per worker: after a lost lease one process may run two work loops for
+ * one conversation, and they must not both send a row.
+ */
+export function outboxClaimId(workerId: string, holding: string): string {
+  return `${workerId}#${holding}`;
+}
+
+/**
+ * Claims a pending row for sending under `claimId` (outboxClaimId), unless
+ * another holding whose worker is alive (running or stopping, heartbeat
+ * within `deadAfterMs`) has an unexpired claim on it. Two workers that both believe they hold the
  * conversation (its lease was lost in Redis) therefore never send one row
  * twice; a claim of a dead or stopped worker is void, so a crash delays a
  * resend no longer than the worker's death takes to notice. Returns whether
  * this worker may send the row now.
  */
-export async function claimOutboxRow(db: Database, id: number, workerId: string, deadAfterMs: number): Promise<boolean> {
+export async function claimOutboxRow(db: Database, id: number, claimId: string, deadAfterMs: number): Promise<boolean> {
   const rows = await db.$client`
-    update outbox o set claimed_by = ${workerId}, claimed_until = now() + ${outboxClaimMs}::int * interval '1 millisecond'
+    update outbox o set claimed_by = ${claimId}, claimed_until = now() + ${outboxClaimMs}::int * interval '1 millisecond'
     where o.id = ${id} and o.status = 'pending' and (
-      o.claimed_by is null or o.claimed_by = ${workerId} or o.claimed_until < now()
+      o.claimed_by is null or o.claimed_by = ${claimId} or o.claimed_until < now()
       or not exists (
-        select 1 from workers w where w.id = o.claimed_by and w.status in ('running', 'stopping')
+        select 1 from workers w where w.id = split_part(o.claimed_by, '#', 1) and w.status in ('running', 'stopping')
           and w.heartbeat_at >= now() - ${deadAfterMs}::int * interval '1 millisecond'))
     returning o.id`;
   return rows.length === 1;
 }
 
 /** Gives up this worker's claims on rows it will not send now, so whoever holds the conversation next can. */
-export async function releaseOutboxClaims(db: Database, ids: readonly number[], workerId: string): Promise<void> {
+export async function releaseOutboxClaims(db: Database, ids: readonly number[], claimId: string): Promise<void> {
   if (ids.length === 0) return;
   await db.$client`
     update outbox set claimed_by = null, claimed_until = null
-    where id = any(${`{${ids.join(',')}}`}::bigint[]) and claimed_by = ${workerId} and status = 'pending'`;
+    where id = any(${`{${ids.join(',')}}`}::bigint[]) and claimed_by = ${claimId} and status = 'pending'`;
 }
 
 export async function markOutboxFailed(db: Database, id: number, error: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
-import { claimOutboxRow, markOutboxSent, releaseOutboxClaims } from './outbox-store.ts';
+import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { markWorkerStatus, registerWorker } from './worker-registry.ts';
 import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
@@ -120,25 +120,29 @@ describe('the restart threshold', () => {
 });
 
 describe('the outbox claim', () => {
-  it('lets one live worker send a row; a dead or stopped worker’s claim, or a released one, is void', async () => {
+  it('lets one live holding send a row; a dead or stopped worker’s claim, or a released one, is void', async () => {
     const ids = await newConversation('308');
     await registerWorker(db.client.db, { id: 'sender-a', hostname: 'h', pid: 1 });
     await registerWorker(db.client.db, { id: 'sender-b', hostname: 'h', pid: 2 });
-    const committed = await commitTurn(db.client.db, { ...reply(ids, undefined, 'the reply'), claimFor: 'sender-a' });
+    const [a, a2, b] = [outboxClaimId('sender-a', 'lease-1'), outboxClaimId('sender-a', 'lease-2'), outboxClaimId('sender-b', 'lease-3')];
+    const committed = await commitTurn(db.client.db, { ...reply(ids, undefined, 'the reply'), claimFor: a });
     if (committed.kind !== 'committed') throw new Error('not committed');
     const row = committed.outbox[0]!;
-    expect(row.claimedBy).toBe('sender-a');
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-b', 10_000)).toBe(false);
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-a', 10_000)).toBe(true);
-    await releaseOutboxClaims(db.client.db, [row.id], 'sender-a');
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-b', 10_000)).toBe(true);
+    expect(row.claimedBy).toBe(a);
+    expect(await claimOutboxRow(db.client.db, row.id, b, 10_000)).toBe(false);
+    // Another holding in the same worker process (it took the lease again after losing it) is another sender.
+    expect(await claimOutboxRow(db.client.db, row.id, a2, 10_000)).toBe(false);
+    expect(await claimOutboxRow(db.client.db, row.id, a, 10_000)).toBe(true);
+    await releaseOutboxClaims(db.client.db, [row.id], a);
+    expect(await claimOutboxRow(db.client.db, row.id, b, 10_000)).toBe(true);
     await markWorkerStatus(db.client.db, 'sender-b', 'stopped');
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-a', 10_000)).toBe(true);
+    expect(await claimOutboxRow(db.client.db, row.id, a, 10_000)).toBe(true);
     // sender-a's heartbeat is a minute old: dead, so its claim is void.
     await db.client.sql`update workers set heartbeat_at = now() - interval '1 minute' where id = 'sender-a'`;
     await registerWorker(db.client.db, { id: 'sender-c', hostname: 'h', pid: 3 });
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-c', 10_000)).toBe(true);
+    const c = outboxClaimId('sender-c', 'lease-4');
+    expect(await claimOutboxRow(db.client.db, row.id, c, 10_000)).toBe(true);
     await markOutboxSent(db.client.db, row.id, 'm1');
-    expect(await claimOutboxRow(db.client.db, row.id, 'sender-c', 10_000)).toBe(false);
+    expect(await claimOutboxRow(db.client.db, row.id, c, 10_000)).toBe(false);
   });
 });

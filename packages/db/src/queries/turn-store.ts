@@ -181,7 +181,7 @@ export interface CommitTurnInput {
   messages: NewTranscriptMessage[];
   /** Reply parts, in order, delivered after commit. */
   replies: { platform: string; target: Record<string, unknown>; chunks: string[] }[];
-  /** The worker that will send the reply parts: they are inserted already claimed by it (claimOutboxRow). */
+  /** The holding (outboxClaimId) that will send the reply parts: they are inserted already claimed by it (claimOutboxRow). */
   claimFor?: string;
 }
 

@@ -99,6 +99,9 @@ function tailBefore(messages: ModelRequest['body']['messages'], index: number): 
  * - uncertain, when the model answered but its turn was stopped with nothing
  *   of the answer kept: whether the worker read the headers before it aborted
  *   is known only to the worker, so the next turn may carry the note or not.
+ *   Likewise when its turn committed nothing (cut off, or superseded after a
+ *   lost lease): its worker may have died, or been fenced off, before it
+ *   recorded the acceptance.
  * A follow-up request of the same turn never carries the note.
  *
  * A request "starts a turn" when everything after its history is new user

@@ -7,7 +7,7 @@ import { redisUrl } from '../support/test-env.ts';
 import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage, generateFaults, injectFaults, type ProcessFault } from '../support/turn-faults.ts';
 import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, waitForIdle } from '../support/turn-helpers.ts';
 import { checkAll, describeChat, describeTolerated, noneTolerated } from '../support/turn-invariants.ts';
-import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, type ConversationScript } from '../support/turn-random.ts';
+import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, summariserRequests, type ConversationScript } from '../support/turn-random.ts';
 
 /**
  * Randomized, seeded interleavings of messages, tool calls, slow streams and
@@ -105,7 +105,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       for (const [i, script] of batch.entries()) {
         const [snapshot, sent] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
         const chatRequests = requestsOfChat(requests, script.chatId);
-        addCoverage(coverage, snapshot, chatRequests);
+        addCoverage(coverage, snapshot, chatRequests, summariserRequests(requests, script.chatId));
         const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script), maxQueuedInput };
         const problems = [...(sendProblems[i] ?? []), ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated)];
         if (problems.length > 0) failures.push(`${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}`);

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ManagedProcess } from '../../scripts/lib/processes.ts';
 import { liveWorkers, resumeNotes } from './restart-helpers.ts';
 import type { TestSystem } from './system.ts';
-import { recoveryNoteIndexes, type ChatSnapshot, type ModelRequest } from './turn-helpers.ts';
+import { recoveryNoteIndexes, type ChatSnapshot, type ModelRequest, type StoredTurn } from './turn-helpers.ts';
 import type { Random } from './turn-random.ts';
 
 /**
@@ -84,21 +84,29 @@ export interface FaultCoverage {
   refused: number;
   resumeNotes: number;
   recoveryNotes: number;
+  /** Turns stopped (interrupted, cancelled, cut off, superseded) while they compressed. */
+  stoppedDuringSummary: number;
 }
 
 export function emptyCoverage(): FaultCoverage {
-  return { compressions: 0, cutOffs: 0, superseded: 0, refused: 0, resumeNotes: 0, recoveryNotes: 0 };
+  return { compressions: 0, cutOffs: 0, superseded: 0, refused: 0, resumeNotes: 0, recoveryNotes: 0, stoppedDuringSummary: 0 };
 }
 
-export function addCoverage(coverage: FaultCoverage, snapshot: ChatSnapshot, requests: ModelRequest[]): void {
+/** `summaries`: the summariser's requests for this chat (its turns' requests are `requests`). */
+export function addCoverage(coverage: FaultCoverage, snapshot: ChatSnapshot, requests: ModelRequest[], summaries: ModelRequest[]): void {
   coverage.compressions += snapshot.messages.filter((m) => m.kind === 'summary').length;
   coverage.cutOffs += snapshot.turns.filter((t) => t.error === 'cut_off_by_restart').length;
   coverage.superseded += snapshot.turns.filter((t) => t.error === 'lease_lost').length;
   coverage.refused += snapshot.events.filter((e) => e.status === 'refused').length;
   coverage.resumeNotes += requests.filter((r) => resumeNotes(r) > 0).length;
   coverage.recoveryNotes += requests.filter((r) => recoveryNoteIndexes(r).length > 0).length;
+  // A turn stopped during its compression ends once the summary is committed (docs/compression.md "Interrupts"):
+  // a stopped turn whose span holds a summariser request. Approximate (the sim's clock lags under load), for the log only.
+  const stopped = snapshot.turns.filter((t) => t.status !== 'completed' && t.ended_at);
+  const holds = (t: StoredTurn, r: ModelRequest) => t.started_at.getTime() <= r.receivedAt && r.receivedAt <= (t.ended_at?.getTime() ?? 0);
+  coverage.stoppedDuringSummary += stopped.filter((t) => summaries.some((r) => holds(t, r))).length;
 }
 
 export function describeCoverage(c: FaultCoverage): string {
-  return `${c.compressions} compressions, ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent`;
+  return `${c.compressions} compressions (${c.stoppedDuringSummary} turns stopped while compressing), ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent`;
 }

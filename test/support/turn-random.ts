@@ -1,5 +1,5 @@
 import { busyInputModes, type BusyInputModeName } from '@switchboard/core';
-import { chatPrefix } from './turn-helpers.ts';
+import { chatPrefix, lastUserText, type ModelRequest } from './turn-helpers.ts';
 
 /** mulberry32: a tiny seeded PRNG, so a failing interleaving's script can be replayed with SEED=<n>. */
 export function mulberry32(seed: number): () => number {
@@ -128,6 +128,11 @@ function randomAction(random: Random, prefix: string, i: number, gapMs: number):
   }
   if (kind === 'slow') return { kind, text: `${prefix}a${i} tell a story ${slowMarker}`, gapMs };
   return { kind, text: '/stop', gapMs };
+}
+
+/** The summariser's requests over one chat's transcript (its one user message quotes the chat's messages). */
+export function summariserRequests(requests: ModelRequest[], chatId: number): ModelRequest[] {
+  return requests.filter((r) => lastUserText(r).startsWith(transcriptPrefix) && lastUserText(r).includes(chatPrefix(chatId)));
 }
 
 /** Whether the script deletes its lease key at some point. */

@@ -5,7 +5,6 @@ import {
   acknowledgeRecoveryNote,
   commitTurn,
   loadPendingInbound,
-  recordStoppingEvent,
   settleRunningTurn,
   type BeginTurnResult,
   type InboundEventRow,
@@ -181,6 +180,8 @@ async function commitAndReport(
     messages,
     replies,
     claimFor: claimId,
+    // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
+    stoppedByEventId: status === 'cancelled' ? active.stoppedByEventId : undefined,
   });
   if (committed.kind === 'stale') {
     // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
@@ -189,8 +190,6 @@ async function commitAndReport(
     return { kind: 'lost' };
   }
   active.outcome = status;
-  // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
-  if (status === 'cancelled' && active.stoppedByEventId) await recordStoppingEvent(ctx.db, active.stoppedByEventId, turnId);
   ctx.history.append(sessionId, committed.messages);
   ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });

@@ -6,7 +6,6 @@ export * from './queries/outbox-store.ts';
 export * from './queries/store-inbound.ts';
 export * from './queries/sweep-queries.ts';
 export * from './queries/turn-store.ts';
-export * from './queries/stop-store.ts';
 export * from './queries/turn-state.ts';
 export * from './queries/session-store.ts';
 export * from './queries/compression-store.ts';

@@ -65,6 +65,30 @@ describe('the fenced commit', () => {
     expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
   });
 
+  it('records on the pending /stop the turn it cancelled, in the commit, and only if the commit holds', async () => {
+    const ids = await newConversation('351');
+    const stop = await storeInboundEvent(db.client.sql, {
+      platform: 'telegram', accountId: 'bot', eventId: 'e-351-stop', conversationKey: 'telegram:bot:351::',
+      chatId: '351', threadId: '', userScope: '', userId: 'u1', text: '/stop', replyTarget: { chat_id: 351 }, refuseAtPending: null,
+    });
+    const turnId = await begin(ids, 'holder-a');
+    const cancelled: CommitTurnInput = { ...reply(ids, turnId, 'unused'), status: 'cancelled', replies: [], stoppedByEventId: stop.inboundEventId };
+    expect((await commitTurn(db.client.db, cancelled)).kind).toBe('committed');
+    const [event] = await db.client.sql<{ turn_id: string | null; status: string }[]>`select turn_id, status from inbound_events where id = ${stop.inboundEventId}`;
+    expect(event).toEqual({ turn_id: String(turnId), status: 'pending' });
+    // A refused commit records nothing.
+    const other = await newConversation('352');
+    const stop2 = await storeInboundEvent(db.client.sql, {
+      platform: 'telegram', accountId: 'bot', eventId: 'e-352-stop', conversationKey: 'telegram:bot:352::',
+      chatId: '352', threadId: '', userScope: '', userId: 'u1', text: '/stop', replyTarget: { chat_id: 352 }, refuseAtPending: null,
+    });
+    const cut = await begin(other, 'dead-worker-352');
+    await settleRunningTurn(db.client.db, other.conversationId, 10_000);
+    expect(await commitTurn(db.client.db, { ...reply(other, cut, 'x'), status: 'cancelled', replies: [], stoppedByEventId: stop2.inboundEventId })).toEqual({ kind: 'stale' });
+    const [untouched] = await db.client.sql<{ turn_id: string | null }[]>`select turn_id from inbound_events where id = ${stop2.inboundEventId}`;
+    expect(untouched?.turn_id).toBeNull();
+  });
+
   it('lets exactly one of two racing commits take the same input', async () => {
     const ids = await newConversation('303');
     const results = await Promise.all([commitTurn(db.client.db, reply(ids, undefined, 'one')), commitTurn(db.client.db, reply(ids, undefined, 'two'))]);

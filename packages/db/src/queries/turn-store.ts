@@ -183,6 +183,12 @@ export interface CommitTurnInput {
   replies: { platform: string; target: Record<string, unknown>; chunks: string[] }[];
   /** The holding (outboxClaimId) that will send the reply parts: they are inserted already claimed by it (claimOutboxRow). */
   claimFor?: string;
+  /**
+   * A cancelled turn's /stop event, still pending for its command: it is
+   * stamped with this turn's id in the same statement, so whichever worker
+   * answers the /stop says "Stopped.", even after this one died.
+   */
+  stoppedByEventId?: number;
 }
 
 export type CommitTurnResult =
@@ -249,6 +255,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       returning *
     ), e as (
       update inbound_events set status = 'done', turn_id = ${turnId} where id in (select id from input_ok) and exists (select 1 from fence)
+      returning 1
+    ), stop_event as (
+      update inbound_events set turn_id = ${turnId} where id = ${input.stoppedByEventId ?? null}::bigint and status = 'pending' and exists (select 1 from fence)
       returning 1
     ), c as (
       -- Input was taken, so the queue is below its cap again and a later overflow is told anew.

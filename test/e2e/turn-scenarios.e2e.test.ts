@@ -112,7 +112,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       }
       console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${describeCoverage(coverage)}`);
       const counts = describeTolerated(tolerated);
-      if (counts) console.warn(`[turn-scenarios] SEED=${seed} batch ${b + 1}: tolerated (docs/turns.md "Known problems"): ${counts}`);
+      if (counts) console.warn(`[turn-scenarios] SEED=${seed} batch ${b + 1}: tolerated (docs/turns.md "The randomized scenario test"): ${counts}`);
       const context = `SEED=${seed} batch ${b + 1} (${injected.join('; ') || 'no process faults'})`;
       expect(failures, `${context}: ${failures.length} of ${batch.length} conversations broke an invariant:\n${failures.join('\n')}`).toEqual([]);
     });

@@ -181,7 +181,7 @@ export function checkConversationEnd(snapshot: ChatSnapshot): string[] {
 export function checkRefusals(snapshot: ChatSnapshot, maxQueuedInput: number): string[] {
   const turns = new Map(snapshot.turns.map((t) => [t.id, t]));
   return snapshot.events
-    .filter((e) => e.status === 'refused' && parseChatCommand(e.text) === null)
+    .filter((e) => e.status === 'refused' && parseChatCommand(e.text)?.name !== 'stop')
     .flatMap((e) => {
       const arrived = e.received_at.getTime();
       const waiting = snapshot.events.filter((o) => {

@@ -78,9 +78,6 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       ].join('\n');
       break;
     }
-    case 'help':
-      reply = helpText;
-      break;
     case 'compact': {
       // Meant for the session this command was read with: one that moved on since makes it a no-op.
       const expectedSessionId = conversation.currentSessionId ?? undefined;
@@ -89,7 +86,8 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       break;
     }
     default:
-      reply = `Unknown command ${command?.name === 'unknown' ? command.raw : event.text.split(/\s/)[0]}. ${helpText}`;
+      // `help`, and text that is no longer a command (unknown words go to the model): the list never hurts.
+      reply = helpText;
   }
   const sender = ctx.senders.get(conversation.platform);
   const committed = await commitTurn(ctx.db, {

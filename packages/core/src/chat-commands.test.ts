@@ -18,9 +18,12 @@ describe('parseChatCommand', () => {
     expect(parseChatCommand('/help@other_bot', 'my_bot')).toBeNull();
   });
 
-  it('returns null for ordinary text and reports unknown commands', () => {
+  it('returns null for ordinary text, unknown /words included (they are text for the model)', () => {
     expect(parseChatCommand('hello /stop')).toBeNull();
-    expect(parseChatCommand('/frobnicate now')).toEqual({ name: 'unknown', args: 'now', raw: '/frobnicate' });
+    expect(parseChatCommand('/frobnicate now')).toBeNull();
+    expect(parseChatCommand('/usr/bin is where it lives')).toBeNull();
+    expect(classifySignal('/frobnicate now')).toBe('input');
+    expect(classifySignal('/help')).toBe('none');
   });
 });
 

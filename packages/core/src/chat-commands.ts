@@ -6,15 +6,16 @@ export type ChatCommandName = (typeof chatCommandNames)[number];
 
 export type ChatCommand =
   | { name: Exclude<ChatCommandName, 'busy'>; args: string }
-  | { name: 'busy'; args: string; mode: BusyInputModeName | null }
-  | { name: 'unknown'; args: string; raw: string };
+  | { name: 'busy'; args: string; mode: BusyInputModeName | null };
 
 const commandPattern = /^[/!]([A-Za-z_]+)(?:@([A-Za-z0-9_]+))?(?:\s+([\s\S]*))?$/;
 
 /**
  * Reads a chat command: `/name args`, `/name@botname args` (Telegram groups)
  * or `!name args` (Slack threads, where slash commands are not allowed).
- * Returns null for ordinary text, and for a command addressed to another bot.
+ * Returns null for ordinary text, for a command addressed to another bot, and
+ * for any `/word` that is not one of ours: an unknown word is text for the
+ * model (issue 17), so it cannot claim a command's exemptions.
  */
 export function parseChatCommand(text: string, botUsername?: string): ChatCommand | null {
   const match = commandPattern.exec(text.trim());
@@ -23,13 +24,12 @@ export function parseChatCommand(text: string, botUsername?: string): ChatComman
   if (addressee && botUsername && addressee.toLowerCase() !== botUsername.toLowerCase()) return null;
   const name = rawName.toLowerCase();
   const args = rest.trim();
-  if (text.trim().startsWith('!') && !(chatCommandNames as readonly string[]).includes(name)) return null;
+  if (!(chatCommandNames as readonly string[]).includes(name)) return null;
   if (name === 'busy') {
     const mode = (busyInputModes as readonly string[]).includes(args.toLowerCase()) ? (args.toLowerCase() as BusyInputModeName) : null;
     return { name: 'busy', args, mode };
   }
-  if ((chatCommandNames as readonly string[]).includes(name)) return { name: name as Exclude<ChatCommandName, 'busy'>, args };
-  return { name: 'unknown', args, raw: `/${rawName}` };
+  return { name: name as Exclude<ChatCommandName, 'busy'>, args };
 }
 
 /**

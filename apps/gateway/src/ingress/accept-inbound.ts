@@ -39,7 +39,8 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage): Promise<IngressOutcome> {
   const signal = classifySignal(message.text);
-  const admission = await admitInbound(deps, message, signal !== 'input');
+  // Only /stop skips the rate limit and the input cap: it must always work, and it makes the bot say one line at most.
+  const admission = await admitInbound(deps, message, signal === 'stop');
   if (admission !== 'allow') return admission;
   let stored;
   try {
@@ -54,7 +55,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
       userId: message.userId,
       text: message.text,
       replyTarget: message.replyTarget,
-      refuseAtPending: signal === 'input' ? deps.maxQueuedInput : null,
+      refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
     });
   } catch (error) {
     throw new IngressError('STORE_FAILED', error);

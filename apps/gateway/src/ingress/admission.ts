@@ -27,14 +27,15 @@ const noticeQuietSeconds = { not_allowed: 24 * 3600, rate_limited: 60 } as const
 
 /**
  * DESIGN §4 / access: allowlists per kind of chat, and a per-user message rate
- * (commands are exempt, so /stop always works). A refused message is never
+ * (only /stop is exempt, so it always works; every other command posts a
+ * reply or calls the summariser, so it counts like a message: issue 17). A refused message is never
  * stored and never starts a turn; the user is told once per quiet period.
  * Redis trouble fails open: the rate limit is a courtesy, storing is not.
  */
-export async function admitInbound(deps: AdmissionDeps, message: InboundMessage, isCommand: boolean): Promise<Admission> {
+export async function admitInbound(deps: AdmissionDeps, message: InboundMessage, isStop: boolean): Promise<Admission> {
   const access = decideAccess(deps.policy, { platform: message.platform, userId: message.userId, isDirect: message.address.userScope === '', roles: message.roles });
   let verdict: Admission = access === 'allow' ? 'allow' : 'not_allowed';
-  if (verdict === 'allow' && deps.rateLimitPerMinute > 0 && !isCommand) {
+  if (verdict === 'allow' && deps.rateLimitPerMinute > 0 && !isStop) {
     // A window opens with the user's first message and lasts a minute (EXPIRE NX), so bursts are judged whole.
     const key = `${deps.redisPrefix}:rate:${message.platform}:${message.address.accountId}:${message.userId}`;
     try {

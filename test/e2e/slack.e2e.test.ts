@@ -59,7 +59,7 @@ describe('Slack end to end', () => {
     const mention = await system.sendSlack({ channel: 'C200', user: 'U200', text: `<@${botUserId}> what is new?` });
     expect(mention.status).toBe(200);
     const [reply] = await system.waitForSlack('C200', 1);
-    expect(reply).toMatchObject({ channel: 'C200', thread_ts: mention.ts, text: `echo: <@${botUserId}> what is new?` });
+    expect(reply).toMatchObject({ channel: 'C200', thread_ts: mention.ts, text: `echo: &lt;@${botUserId}&gt; what is new?` }); // escaped: a model reply pings no one
     expect(await conversationsIn('C200')).toEqual([{ id: expect.any(Number), thread_id: mention.ts, user_scope: 'U200', account_id: 'T0SIM' }]);
   });
 
@@ -70,8 +70,8 @@ describe('Slack end to end', () => {
     expect(inThread.status).toBe(200);
     const replies = await system.waitForSlack('C201', 2);
     expect(replies.map((r) => [r.thread_ts, r.text])).toEqual([
-      [top.ts, `echo: <@${botUserId}> first`],
-      [top.ts, `echo: <@${botUserId}> second`],
+      [top.ts, `echo: &lt;@${botUserId}&gt; first`],
+      [top.ts, `echo: &lt;@${botUserId}&gt; second`],
     ]);
     const conversations = await conversationsIn('C201');
     expect(conversations).toHaveLength(1);
@@ -210,5 +210,17 @@ describe('Slack end to end', () => {
     const replies = await system.waitForSlack('D700', 2);
     expect(replies.map((r) => r.text)).toEqual(['echo: rate limited once', 'echo: after the limit']);
     await expect.poll(() => outboxIn('D700'), pollOptions).toEqual(replies.map((r) => ({ status: 'sent', platform_message_id: r.ts })));
+  });
+
+  it('posts model output escaped, so <!channel> reaches Slack as text and notifies no one', async () => {
+    await system.setModelScript({ rules: [{ match: 'announce', reply: 'Hey <!channel> & <!here> <!everyone>: a > b' }] });
+    await system.sendSlack({ channel: 'D800', user: 'U800', text: 'announce it' });
+    const [reply] = await system.waitForSlack('D800', 1);
+    expect(reply?.text).toBe('Hey &lt;!channel&gt; &amp; &lt;!here&gt; &lt;!everyone&gt;: a &gt; b');
+    // Stored as the model wrote it: escaping belongs to Slack's wire format only.
+    const [stored] = await system.sql<{ content: string }[]>`
+      select m.content from messages m join conversations c on c.current_session_id = m.session_id where c.chat_id = 'D800' and m.role = 'assistant'`;
+    expect(stored?.content).toBe('Hey <!channel> & <!here> <!everyone>: a > b');
+    await system.setModelScript({});
   });
 });

@@ -1,3 +1,4 @@
+export { escapeSlackText } from './escape-text.ts';
 export { parseSlackEvent, type SlackParseContext, type SlackReplyTarget } from './parse-event.ts';
 export {
   createSlackClient,

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformError } from '../errors.ts';
+import { escapeSlackText } from './escape-text.ts';
 import { createSlackSender, fetchSlackAuthInfo } from './slack-sender.ts';
 
 interface Answer {
@@ -90,9 +91,17 @@ describe('createSlackSender', () => {
     expect((await caught(sender().sendText({}, 'x'))).code).toBe('REJECTED');
   });
 
-  it('has no typing indicator and caps the limit at Slack’s 40,000', async () => {
+  it('escapes &, < and > so model output cannot notify a channel or make a link', async () => {
+    answers = [{ status: 200, body: { ok: true, channel: 'C1', ts: '1.3' } }];
+    await sender().sendText({ channel: 'C1' }, 'Hey <!channel> & <!here>, see <https://x.example|this> > that');
+    expect(requests[0]?.body.get('text')).toBe('Hey &lt;!channel&gt; &amp; &lt;!here&gt;, see &lt;https://x.example|this&gt; &gt; that');
+  });
+
+  it('has no typing indicator and caps the limit so an escaped chunk fits Slack’s 40,000', async () => {
     const s = createSlackSender({ token: 't', apiUrl, messageLimit: 100_000 });
-    expect([s.platform, s.typingIntervalMs, s.messageLimit, sender().messageLimit]).toEqual(['slack', 0, 40_000, 4000]);
+    expect([s.platform, s.typingIntervalMs, s.messageLimit, sender().messageLimit]).toEqual(['slack', 0, 8000, 4000]);
+    // The worst case: a chunk of nothing but `&`, escaped, still fits.
+    expect(escapeSlackText('&'.repeat(s.messageLimit)).length).toBeLessThanOrEqual(40_000);
     await expect(s.sendTyping({ channel: 'C1' })).resolves.toBeUndefined();
     expect(requests).toHaveLength(0);
   });

@@ -1,5 +1,6 @@
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { PlatformError } from '../errors.ts';
+import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
 import type { PlatformSender, SentMessage } from '../types.ts';
 import type { SlackReplyTarget } from './parse-event.ts';
 
@@ -13,7 +14,11 @@ export interface SlackClientOptions {
 }
 
 export interface SlackSenderOptions extends SlackClientOptions {
-  /** Characters per message; Slack truncates past 40,000 and recommends 4,000. */
+  /**
+   * Characters per message before escaping; Slack truncates past 40,000 and
+   * recommends 4,000. Capped at 40,000 / 5 so that even a chunk of nothing
+   * but `&` still fits once escaped.
+   */
   messageLimit?: number;
 }
 
@@ -50,14 +55,17 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
   const client = createSlackClient(options);
   return {
     platform: 'slack',
-    messageLimit: Math.min(options.messageLimit ?? 4000, slackHardLimit),
+    // Chunks are split unescaped (an entity is never cut in two, and stored text stays as the model wrote it);
+    // the cap keeps the escaped worst case under the hard limit, and 4,000 counts what the reader sees.
+    messageLimit: Math.min(options.messageLimit ?? 4000, Math.floor(slackHardLimit / slackEscapeGrowth)),
     // Bots have no typing indicator in the Web API; 0 tells the worker not to try.
     typingIntervalMs: 0,
     client,
     async sendText(target, text): Promise<SentMessage> {
       const t = readTarget(target);
       try {
-        const result = await client.chat.postMessage({ channel: t.channel, text, ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
+        // Escaped here, at the last step, so a retried send never escapes twice.
+        const result = await client.chat.postMessage({ channel: t.channel, text: escapeSlackText(text), ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
         if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
         return { platformMessageId: result.ts };
       } catch (error) {

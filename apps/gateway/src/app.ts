@@ -6,7 +6,7 @@ import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
 import { registerAdmin } from './admin/register-admin.ts';
-import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
 import { registerDiscordInteractions } from './routes/discord-interactions.ts';
 import { createIngressDeps } from './ingress/accept-inbound.ts';
@@ -26,6 +26,8 @@ export interface GatewayDeps {
   telegram?: TelegramParseContext;
   /** Who the Slack bot is (auth.test); the route is on whenever SLACK_SIGNING_SECRET is set. */
   slack?: SlackParseContext;
+  /** Shared with the Discord connection and the Telegram poller, so their rejections are counted on this app's /metrics. */
+  metrics?: GatewayMetrics;
 }
 
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -46,10 +48,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   });
 
   // Before the webhook routes, so its onSend hook counts every one of them.
-  const metrics = createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
+  const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
   registerMetrics(app, metrics);
   registerHealthRoutes(app, deps);
-  const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log });
+  const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
   }

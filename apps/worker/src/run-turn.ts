@@ -1,5 +1,5 @@
 import { AgentError, type TranscriptEntry } from '@switchboard/agent';
-import { estimateMessageTokens, parseChatCommand, splitMessage } from '@switchboard/core';
+import { estimateMessageTokens, normaliseText, parseChatCommand, splitMessage } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -212,16 +212,18 @@ async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{
   return taken;
 }
 
+// Tool results and model text can hold U+0000 or lone surrogates, which Postgres refuses: the commit would fail on every restart.
 function toNewMessage(entry: TranscriptEntry): NewTranscriptMessage {
-  if (entry.role === 'user') return { role: 'user', content: entry.content, inboundEventId: entry.inboundEventId, tokens: estimateMessageTokens(entry.content) };
+  const content = normaliseText(entry.content);
+  if (entry.role === 'user') return { role: 'user', content, inboundEventId: entry.inboundEventId, tokens: estimateMessageTokens(content) };
   if (entry.role === 'tool') {
-    return { role: 'tool', content: entry.content, toolCallId: entry.toolCallId, toolName: entry.toolName, tokens: estimateMessageTokens(entry.content) };
+    return { role: 'tool', content, toolCallId: normaliseText(entry.toolCallId), toolName: normaliseText(entry.toolName), tokens: estimateMessageTokens(content) };
   }
-  const toolCalls = entry.toolCalls ?? [];
+  const toolCalls = (entry.toolCalls ?? []).map((call) => ({ ...call, id: normaliseText(call.id), name: normaliseText(call.name), arguments: normaliseText(call.arguments) }));
   return {
     role: 'assistant',
-    content: entry.content,
+    content,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
-    tokens: estimateMessageTokens(entry.content, toolCalls.map((c) => c.name + c.arguments).join('')),
+    tokens: estimateMessageTokens(content, toolCalls.map((c) => c.name + c.arguments).join('')),
   };
 }

@@ -9,4 +9,5 @@ export { planCompression, trimOldestToFit, type CompressibleMessage, type Compre
 export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';
 export { decideAccess, type AccessPolicy, type AccessRequest } from './access-policy.ts';
 export { estimateRequestTokens, needsCompression, type PreflightInput } from './preflight.ts';
+export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';

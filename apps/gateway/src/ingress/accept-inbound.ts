@@ -6,8 +6,9 @@ import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
 import { admitInbound, type AdmissionDeps } from './admission.ts';
+import { classifyStoreError, type InvalidInputReason } from './classify-store-error.ts';
 
-export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited';
+export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited' | 'invalid_input';
 
 export class IngressError extends Error {
   readonly code: 'STORE_FAILED' | 'ENQUEUE_FAILED';
@@ -26,6 +27,8 @@ export interface IngressDeps extends AdmissionDeps {
   redisPrefix: string;
   maxQueuedInput: number;
   log: Logger;
+  /** Counts events that can never be stored (switchboard_inbound_rejected_total); absent in tests that do not read metrics. */
+  countRejected?: (platform: string, reason: InvalidInputReason) => void;
 }
 
 export const overflowNotice = 'You have sent more messages than I can keep up with. I will answer what I have; please wait before sending more.';
@@ -34,7 +37,9 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  * The shared ingress step for every platform (DESIGN §4): store once, then
  * wake the conversation and signal a running turn. Throws IngressError when
  * storing or enqueueing fails, so the route answers 503 and the platform
- * re-delivers; a re-delivery of an event that was stored but never handed
+ * re-delivers. An event Postgres can never store (a data error, not an outage)
+ * is `invalid_input`: acknowledged, logged and counted, so re-delivery cannot
+ * block the platform's stream. A re-delivery of an event that was stored but never handed
  * over is enqueued again under the same job id, so it can never run twice.
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage): Promise<IngressOutcome> {
@@ -58,7 +63,12 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
       refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
     });
   } catch (error) {
-    throw new IngressError('STORE_FAILED', error);
+    const failure = classifyStoreError(error);
+    if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);
+    // Never the text or the ids: they are what Postgres refused, and they are the user's.
+    deps.log.warn({ code: 'INVALID_INPUT', platform: message.platform, reason: failure.reason, sqlState: failure.sqlState }, 'inbound event cannot be stored; acknowledged and dropped');
+    deps.countRejected?.(message.platform, failure.reason);
+    return 'invalid_input';
   }
   const storedAt = preciseNow();
   if (stored.duplicate && stored.status !== 'pending') return 'duplicate';
@@ -92,7 +102,10 @@ async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conv
 }
 
 /** The ingress dependencies every route and the Discord connection share, built from the config once. */
-export function createIngressDeps(config: GatewayConfig, clients: { sql: Sql; queue: TurnQueue; redis: Redis; log: Logger }): IngressDeps {
+export function createIngressDeps(
+  config: GatewayConfig,
+  clients: { sql: Sql; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
+): IngressDeps {
   return {
     ...clients,
     redisPrefix: config.REDIS_PREFIX,

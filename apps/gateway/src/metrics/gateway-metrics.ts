@@ -6,6 +6,8 @@ import type { TurnQueue } from '@switchboard/queue';
 export interface GatewayMetrics {
   registry: Registry;
   countInbound(platform: string, outcome: string): void;
+  /** An inbound event that can never be stored (a data error): acknowledged, not retried. */
+  countInboundRejected(platform: string, reason: string): void;
   countAdminAuthFailure(kind: 'missing' | 'wrong' | 'blocked'): void;
   countAdminAction(action: string, result: string): void;
   setEventClients(count: number): void;
@@ -35,6 +37,12 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     name: 'switchboard_inbound_events_total',
     help: 'Webhook deliveries by platform and outcome: what ingress answered (accepted, duplicate, refused, ...), or ignored, unauthorized, rejected (4xx), unavailable (503), error',
     labelNames: ['platform', 'outcome'],
+    registers: [registry],
+  });
+  const rejected = new Counter({
+    name: 'switchboard_inbound_rejected_total',
+    help: 'Inbound events acknowledged but never stored because Postgres can never store them (data_exception, constraint_violation, program_limit, unencodable_key)',
+    labelNames: ['platform', 'reason'],
     registers: [registry],
   });
   const authFailures = new Counter({
@@ -95,6 +103,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   return {
     registry,
     countInbound: (platform, outcome) => inbound.inc({ platform, outcome }),
+    countInboundRejected: (platform, reason) => rejected.inc({ platform, reason }),
     countAdminAuthFailure: (kind) => authFailures.inc({ kind }),
     countAdminAction: (action, result) => actions.inc({ action, result }),
     setEventClients: (count) => eventClients.set(count),

@@ -58,7 +58,9 @@ export async function registerDiscordInteractions(app: FastifyInstance, deps: In
         return { type: response.channelMessage, data: { content: 'This interaction is not supported.', flags: ephemeral } };
       }
       try {
-        await acceptInbound(deps, parsed.message);
+        const outcome = await acceptInbound(deps, parsed.message);
+        // Discord does not retry interactions, but a deferred answer with no follow-up would leave the user waiting.
+        if (outcome === 'invalid_input') return { type: response.channelMessage, data: { content: 'This command could not be read.', flags: ephemeral } };
       } catch (error) {
         if (error instanceof IngressError && error.code === 'STORE_FAILED') {
           // Discord does not retry interactions; the user sees "interaction failed" and can run it again.

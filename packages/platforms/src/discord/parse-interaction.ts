@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
+import { normaliseInbound } from '../normalise-inbound.ts';
 import type { InboundMessage } from '../types.ts';
 
 const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake id');
@@ -84,7 +85,7 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
   return {
     kind: 'command',
     name,
-    message: {
+    message: normaliseInbound({
       platform: 'discord',
       eventId: interaction.id,
       userId: user.id,
@@ -98,7 +99,7 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
         userScope: inGuild ? user.id : '',
       },
       replyTarget: { channelId, interactionToken: interaction.token, applicationId: interaction.application_id },
-    },
+    }),
   };
 }
 

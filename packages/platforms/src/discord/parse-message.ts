@@ -1,5 +1,7 @@
+import { normaliseText } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
+import { normaliseInbound } from '../normalise-inbound.ts';
 import type { ParseResult } from '../types.ts';
 
 const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake id');
@@ -67,14 +69,14 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
   if (message.author.bot) return { kind: 'ignored', reason: 'bot_author' };
   if (message.webhook_id !== undefined) return { kind: 'ignored', reason: 'webhook_message' };
   if (!userMessageTypes.has(message.type)) return { kind: 'ignored', reason: 'unsupported_type' };
-  if (message.content.trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  if (normaliseText(message.content).trim() === '') return { kind: 'ignored', reason: 'no_text' };
 
   const inGuild = message.guild_id !== undefined;
   if (inGuild && !isAddressedToBot(message, context)) return { kind: 'ignored', reason: 'not_addressed' };
 
   return {
     kind: 'message',
-    message: {
+    message: normaliseInbound({
       platform: 'discord',
       eventId: message.id,
       userId: message.author.id,
@@ -89,7 +91,7 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
       },
       // In guilds the first part of the answer replies to the message it answers.
       replyTarget: inGuild ? { channelId: message.channel_id, messageId: message.id } : { channelId: message.channel_id },
-    },
+    }),
   };
 }
 

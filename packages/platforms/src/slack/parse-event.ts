@@ -1,5 +1,7 @@
+import { normaliseText } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
+import { normaliseInbound } from '../normalise-inbound.ts';
 import type { ParseResult } from '../types.ts';
 
 export interface SlackParseContext {
@@ -79,21 +81,21 @@ export function parseSlackEvent(body: unknown, context: SlackParseContext): Pars
   const isDirect = rawEvent.type === 'message' && isDirectMessage(event.channel_type, event.channel);
   // Channel messages that mention the bot also arrive as app_mention; answering both would answer twice.
   if (rawEvent.type === 'message' && !isDirect) return { kind: 'ignored', reason: 'not_addressed' };
-  if (event.text === undefined || event.text.trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  if (event.text === undefined || normaliseText(event.text).trim() === '') return { kind: 'ignored', reason: 'no_text' };
 
   // A reply to a top-level mention opens a thread under it, so the mention's ts is that thread's root.
   const threadTs = event.thread_ts ?? (isDirect ? undefined : event.ts);
   const replyTarget: SlackReplyTarget = { channel: event.channel, ...(threadTs !== undefined ? { threadTs } : {}) };
   return {
     kind: 'message',
-    message: {
+    message: normaliseInbound({
       platform: 'slack',
       eventId,
       userId: event.user,
       text: event.text,
       address: { platform: 'slack', accountId: teamId, chatId: event.channel, threadId: threadTs ?? '', userScope: isDirect ? '' : event.user },
       replyTarget: { ...replyTarget },
-    },
+    }),
   };
 }
 

@@ -1,6 +1,7 @@
-import { isCommandForAnotherBot } from '@switchboard/core';
+import { isCommandForAnotherBot, normaliseText } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
+import { normaliseInbound } from '../normalise-inbound.ts';
 import type { ParseResult } from '../types.ts';
 
 const userSchema = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional() }).passthrough();
@@ -48,7 +49,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   }
   const { update_id: updateId, message } = parsed.data;
   if (!message) return { kind: 'ignored', reason: 'unsupported_update' };
-  if (message.text === undefined || message.text.trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  if (message.text === undefined || normaliseText(message.text).trim() === '') return { kind: 'ignored', reason: 'no_text' };
   if (!message.from) return { kind: 'ignored', reason: 'no_author' };
   if (message.from.is_bot) return { kind: 'ignored', reason: 'bot_author' };
   if (message.chat.type === 'channel') return { kind: 'ignored', reason: 'channel_post' };
@@ -61,7 +62,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   const threadId = message.is_topic_message && message.message_thread_id !== undefined ? String(message.message_thread_id) : '';
   return {
     kind: 'message',
-    message: {
+    message: normaliseInbound({
       platform: 'telegram',
       eventId: String(updateId),
       userId: String(message.from.id),
@@ -78,7 +79,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
         ...(threadId ? { messageThreadId: message.message_thread_id } : {}),
         ...(isPrivate ? {} : { replyToMessageId: message.message_id }),
       },
-    },
+    }),
   };
 }
 

@@ -1,0 +1,26 @@
+import { normaliseText, normaliseStringValues } from '@switchboard/core';
+import type { InboundMessage } from './types.ts';
+
+/**
+ * Every string of a parsed message that reaches Postgres or the conversation
+ * key, normalised (NUL removed, lone surrogates replaced): a hostile payload
+ * then stores like any other instead of failing the store forever.
+ */
+export function normaliseInbound(message: InboundMessage): InboundMessage {
+  const { address } = message;
+  return {
+    ...message,
+    eventId: normaliseText(message.eventId),
+    userId: normaliseText(message.userId),
+    text: normaliseText(message.text),
+    ...(message.roles ? { roles: message.roles.map(normaliseText) } : {}),
+    address: {
+      platform: address.platform,
+      accountId: normaliseText(address.accountId),
+      chatId: normaliseText(address.chatId),
+      threadId: normaliseText(address.threadId),
+      userScope: normaliseText(address.userScope),
+    },
+    replyTarget: normaliseStringValues(message.replyTarget),
+  };
+}

@@ -33,13 +33,27 @@ export function verifySessionCookie(tokens: readonly AdminToken[], value: string
   return equalsConstantTime(signature, mac(token.token, `${name}.${expiresAt}`)) ? token : undefined;
 }
 
+/**
+ * The named cookie's value, percent-decoded. A value that does not decode
+ * (`%E0%A4%A`) is returned as sent rather than thrown: it then fails
+ * verification like any wrong cookie, so it gets a 401 and counts against
+ * the client address instead of ending as a 500.
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeCookieValue(part.slice(eq + 1).trim());
   }
   return undefined;
+}
+
+function decodeCookieValue(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 export function formatSessionCookie(value: string, options: { maxAgeSeconds: number; secure: boolean }): string {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
 import type { InboundMessage } from '../types.ts';
+import { assertOptionDepth } from './option-depth.ts';
 
 const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake id');
 const userSchema = z.object({ id: snowflake, username: z.string().optional() }).passthrough();
@@ -62,9 +63,12 @@ const interactionType = { ping: 1, applicationCommand: 2 } as const;
  * chatId = channel id, userScope = '' in DMs and the user's id in guilds.
  * The reply target carries the interaction token: the sender answers the
  * deferred response through the interaction webhook (valid 15 minutes).
- * Throws PlatformError INVALID_PAYLOAD for something that is not an interaction.
+ * Throws PlatformError INVALID_PAYLOAD for something that is not an interaction,
+ * options nested deeper than Discord allows included.
  */
 export function parseDiscordInteraction(body: unknown, context: DiscordInteractionContext = {}): DiscordInteractionParseResult {
+  // Before the recursive schema, which a deep enough body would overflow.
+  assertOptionDepth(body);
   const parsed = interactionSchema.safeParse(body);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

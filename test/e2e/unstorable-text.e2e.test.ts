@@ -34,6 +34,28 @@ describe('Text that Postgres cannot store', () => {
     expect(await storedTexts('telegram', '1701')).toEqual(['hello', 'and again']);
   });
 
+  it('Telegram: a model reply and a tool result holding U+0000 are committed and sent without it; nothing is counted as a restart', async () => {
+    await system.setModelScript({
+      default: { type: 'echo', prefix: 'echo: ' },
+      rules: [
+        { match: 'nul reply', reply: 'bro\u0000ken' },
+        { match: 'nul tool', toolCalls: [{ name: 'calculator', arguments: { expression: '1+\u00001' } }], times: 1 },
+      ],
+    });
+    await system.sendTelegram({ chatId: 1704, text: 'nul reply' });
+    expect((await system.waitForTelegram(1704, 1))[0]?.text).toBe('broken');
+    await system.sendTelegram({ chatId: 1704, text: 'nul tool' });
+    const replies = await system.waitForTelegram(1704, 2);
+    expect(replies[1]?.text).toBe('echo: nul tool');
+    const stored = await system.sql<{ content: string }[]>`
+      select m.content from messages m join sessions s on s.id = m.session_id join conversations c on c.id = s.conversation_id
+      where c.chat_id = '1704' order by m.id`;
+    expect(stored.map((m) => m.content).join('')).not.toContain('\u0000');
+    const [conversation] = await system.sql<{ restart_count: number }[]>`select restart_count from conversations where chat_id = '1704'`;
+    expect(conversation?.restart_count).toBe(0);
+    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' } });
+  });
+
   it('Slack: a channel id holding a lone surrogate is not a 5xx, and the next event is answered', async () => {
     const odd = await system.sendSlack({ channel: 'D17\uD800', user: 'U1701', text: 'odd channel', retryOnFailure: false });
     expect(odd.status).toBeGreaterThanOrEqual(200);

@@ -168,7 +168,8 @@ async function commitAndReport(
   if (prepared.compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
-  const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [replyText] : [])];
+  // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
+  const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
   const committed = await commitTurn(ctx.db, {
     turnId,

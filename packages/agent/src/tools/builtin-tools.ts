@@ -11,17 +11,15 @@ export const currentTimeTool = defineTool({
 
 export const calculatorTool = defineTool({
   name: 'calculator',
-  description: 'Evaluates an arithmetic expression such as "(2 + 3) * 4 / 7" or "sqrt(2)".',
+  description:
+    'Evaluates an arithmetic expression such as "(2 + 3) * 4 / 7", "sqrt(2)" or "5 km to m": numbers, operators, common math functions and unit conversion only.',
   schema: z.object({ expression: z.string().min(1).max(500) }).strict(),
   run: async ({ expression }) => {
-    // mathjs parses into its own AST and evaluates without JavaScript's eval,
-    // which is the safe way to run an expression a model wrote. Loaded on first
-    // use: it is large, and most workers never need it.
-    const { evaluate } = await import('mathjs');
-    const value: unknown = evaluate(expression);
-    if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-    if (value && typeof value === 'object' && 'toString' in value) return String(value);
-    throw new Error('expression did not produce a value');
+    // Arithmetic only, checked against an allowlist, then evaluated in a worker thread with
+    // time and memory limits (see calculator-pool.ts for why). Loaded on first use: mathjs
+    // is large, and most workers never need it.
+    const { calculate } = await import('./calculator.ts');
+    return calculate(expression);
   },
 });
 

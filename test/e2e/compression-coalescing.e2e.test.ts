@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, createTurnQueue, type TurnQueue } from '@switchboard/queue';
 import { adminRequest, adminTokenEnv, aliceToken } from '../support/admin-client.ts';
+import { conversationState } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { chatPrefix, lastUserText, modelRequests, waitForCondition, waitForIdle } from '../support/turn-helpers.ts';
@@ -69,13 +70,6 @@ describe('compaction requests coalesce', () => {
     for (let n = from; n <= to; n++) expect(await say(chat, long(chat, n))).toBe(`echo: ${long(chat, n)}`);
   }
 
-  async function conversationOf(chat: number): Promise<{ id: number; current: number }> {
-    const [row] = await system.sql<{ id: number; current: number }[]>`
-      select id::int as id, current_session_id::int as current from conversations where chat_id = ${String(chat)}`;
-    if (!row) throw new Error(`no conversation for chat ${chat}`);
-    return row;
-  }
-
   async function sessionsOf(conversationId: number) {
     return system.sql<{ id: number; parent: number | null; status: string }[]>`
       select id::int as id, parent_session_id::int as parent, status from sessions where conversation_id = ${conversationId} order by id`;
@@ -100,8 +94,8 @@ describe('compaction requests coalesce', () => {
     const chat = chats.operator;
     await converse(chat, 1, 5);
     await waitForIdle(system, [chat]);
-    const conversation = await conversationOf(chat);
-    const rootId = conversation.current;
+    const conversation = await conversationState(system, chat);
+    const rootId = conversation.current_session_id as number; // set by the turns above
     const summariesBefore = await summarisationCount();
 
     const answers = await Promise.all(
@@ -121,7 +115,7 @@ describe('compaction requests coalesce', () => {
       { id: rootId, parent: null, status: 'compressed' },
       { id: done.childSessionId, parent: rootId, status: 'active' },
     ]);
-    expect((await conversationOf(chat)).current).toBe(done.childSessionId);
+    expect((await conversationState(system, chat)).current_session_id).toBe(done.childSessionId);
 
     // The jobs succeeded (a no-op is not a failure to retry), and each result says what it did.
     const jobs = await Promise.all(answers.map((a) => queue.getJob(a.body.jobId)));
@@ -139,7 +133,7 @@ describe('compaction requests coalesce', () => {
   it('/compact twice: one summary; the second says there is nothing to do; later, with enough new, /compact works again', async () => {
     const chat = chats.twice;
     await converse(chat, 1, 5);
-    const conversation = await conversationOf(chat);
+    const conversation = await conversationState(system, chat);
     const summariesBefore = await summarisationCount();
 
     // Both typed before the first is answered: handled in order, the second after the first's commit.

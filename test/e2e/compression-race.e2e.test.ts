@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdvisoryLock, tryLockSessionForCompression } from '@switchboard/db';
 import { repoRoot } from '../../scripts/lib/processes.ts';
+import { conversationState } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { chatPrefix, lastUserText, modelRequests, requestsOfChat, waitForCondition, waitForIdle, waitForModelRequest, type ModelRequest } from '../support/turn-helpers.ts';
@@ -119,13 +120,6 @@ describe('compression races and crashes across processes', () => {
     }
   }
 
-  async function conversationOf(chat: number): Promise<{ id: number; current: number }> {
-    const [row] = await system.sql<{ id: number; current: number }[]>`
-      select id::int as id, current_session_id::int as current from conversations where chat_id = ${String(chat)}`;
-    if (!row) throw new Error(`no conversation for chat ${chat}`);
-    return row;
-  }
-
   async function sessionsOf(conversationId: number) {
     return system.sql<{ id: number; parent: number | null; status: string; compress_failures: number }[]>`
       select id::int as id, parent_session_id::int as parent, status, compress_failures from sessions where conversation_id = ${conversationId} order by id`;
@@ -150,8 +144,8 @@ describe('compression races and crashes across processes', () => {
     const chat = chats.race;
     await converse(chat, 1, 8);
     await waitForIdle(system, [chat]);
-    const conversation = await conversationOf(chat);
-    const rootId = conversation.current;
+    const conversation = await conversationState(system, chat);
+    const rootId = conversation.current_session_id as number; // set by the turns above
 
     const racers = Array.from({ length: 8 }, () => startCompressOnce(conversation.id, { gate: true }));
     await Promise.all(racers.map((r) => r.ready));
@@ -172,7 +166,7 @@ describe('compression races and crashes across processes', () => {
       { id: rootId, parent: null, status: 'compressed', compress_failures: 0 },
       { id: winner.childSessionId, parent: rootId, status: 'active', compress_failures: 0 },
     ]);
-    expect((await conversationOf(chat)).current).toBe(winner.childSessionId);
+    expect((await conversationState(system, chat)).current_session_id).toBe(winner.childSessionId);
     expect(await lockHolders(rootId)).toEqual([]);
 
     // Seven more turns through the gateway and worker, all on the child.
@@ -192,8 +186,8 @@ describe('compression races and crashes across processes', () => {
     const chat = chats.crash;
     await converse(chat, 1, 8);
     await waitForIdle(system, [chat]);
-    const conversation = await conversationOf(chat);
-    const rootId = conversation.current;
+    const conversation = await conversationState(system, chat);
+    const rootId = conversation.current_session_id as number; // set by the turns above
 
     const doomed = startCompressOnce(conversation.id, { gate: false });
     // The next compression starts up meanwhile and waits at its gate (start-up costs seconds; the wait is not what is measured).
@@ -226,7 +220,7 @@ describe('compression races and crashes across processes', () => {
       [null, 'compressed'],
       [rootId, 'active'],
     ]);
-    expect((await conversationOf(chat)).current).toBe(done.result?.childSessionId);
+    expect((await conversationState(system, chat)).current_session_id).toBe(done.result?.childSessionId);
     expect(await summarisationRequests(chat)).toHaveLength(2);
 
     // And the conversation goes on, on the child.

@@ -62,6 +62,17 @@ describe('turn invariants', () => {
     expect(checkRecoveryNotes(interrupted, [start, again])).toEqual([expect.stringContaining('again, after request')]);
   });
 
+  it('(d) judges requests in the order their turns began, whatever order the sim numbered them in', () => {
+    // Turn 2 carried the note and was stopped before the answer; turn 3 carried it and went on. The sim took turn 2's request in last.
+    const snap = snapshot([...interrupted.messages.slice(0, 4), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')]);
+    const third = request(sys, user('a'), calls('x'), tool('x'), user('b'), note, user('c'));
+    const second = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), finishedAt: undefined, abortedAt: 1 };
+    expect(checkRecoveryNotes(snap, [third, second])).toEqual([]);
+    // Numbered the other way round, the same pair is still a note sent again after it was accepted.
+    const turnTwoAccepted = snapshot([...interrupted.messages.slice(0, 4), stored(5, 2, 'assistant', 'part'), stored(6, 3, 'user', 'c')]);
+    expect(checkRecoveryNotes(turnTwoAccepted, [third, request(sys, user('a'), calls('x'), tool('x'), note, user('b'))])).toEqual([expect.stringContaining('again, after request')]);
+  });
+
   it('(d) flags a turn that starts over an unacknowledged tail without the note', () => {
     expect(checkRecoveryNotes(interrupted, [request(sys, user('a'), calls('x'), tool('x'), user('b'))])).toEqual([
       expect.stringContaining('without the recovery note'),

@@ -11,7 +11,7 @@ import {
   checkTurnOutcomes,
   type InjectedFaults,
 } from './turn-fault-invariants.ts';
-import { apiOnlyMarker, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest } from './turn-helpers.ts';
+import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest } from './turn-helpers.ts';
 
 /**
  * The invariants every conversation must satisfy once it is idle, whatever
@@ -113,7 +113,7 @@ function tailBefore(messages: ModelRequest['body']['messages'], index: number): 
 export function checkRecoveryNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
   const ctx = noteContext(snapshot);
   const problems: string[] = [];
-  for (const request of requests) {
+  for (const request of inTurnOrder(ctx, requests)) {
     const notes = recoveryNoteIndexes(request);
     if (notes.length > 1) problems.push(`request ${request.id} carries ${notes.length} recovery notes`);
     const note = notes[0];
@@ -121,6 +121,26 @@ export function checkRecoveryNotes(snapshot: ChatSnapshot, requests: ModelReques
     if (problem) problems.push(problem);
   }
   return problems;
+}
+
+/**
+ * The requests in the order their turns began (Postgres turn ids), then as
+ * the sim numbered them. The sim runs in the busy test process and may take
+ * in two requests of one chat in the other order than they were sent (an
+ * aborted request's body read late), so its numbering alone can put a turn's
+ * request after the next turn's. A request whose input is not stored keeps
+ * its place by number.
+ */
+function inTurnOrder(ctx: NoteContext, requests: ModelRequest[]): ModelRequest[] {
+  const turnOf = (request: ModelRequest) => ctx.turnOfUserText.get(lastUserText(request)) ?? Number.POSITIVE_INFINITY;
+  const keyed = requests.map((request, index) => ({ request, index, turn: turnOf(request) }));
+  let previous = Number.NEGATIVE_INFINITY;
+  // A request of an unstored turn takes the turn of the request before it, so it is not moved.
+  for (const entry of keyed) {
+    if (entry.turn === Number.POSITIVE_INFINITY) entry.turn = previous;
+    else previous = entry.turn;
+  }
+  return keyed.sort((a, b) => a.turn - b.turn || a.index - b.index).map((entry) => entry.request);
 }
 
 interface NoteContext {

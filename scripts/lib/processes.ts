@@ -19,10 +19,15 @@ export interface ManagedProcess {
  * NODE_OPTIONS, such as --cpu-prof.)
  */
 export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): ManagedProcess {
+  return spawnCommand(name, process.execPath, [...nodeArgs, '--import', 'tsx', join(repoRoot, entry)], env, logDir);
+}
+
+/** Starts `command args` in `cwd` with `env` added to this process's, its output appended to `logDir/<name>.log`. */
+export function spawnCommand(name: string, command: string, args: string[], env: Record<string, string>, logDir: string, cwd = repoRoot): ManagedProcess {
   mkdirSync(logDir, { recursive: true });
   const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(repoRoot, entry)], {
-    cwd: repoRoot,
+  const child = spawn(command, args, {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

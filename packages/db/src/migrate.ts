@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -5,7 +6,9 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { AdvisoryLock } from './lock-ids.ts';
 
-export const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+const here = dirname(fileURLToPath(import.meta.url));
+// From packages/db/src when run from source, from dist/ when bundled by `npm run build`.
+export const migrationsFolder = [resolve(here, '../../../migrations'), resolve(here, '../migrations')].find((dir) => existsSync(dir)) ?? resolve(here, '../../../migrations');
 
 /**
  * Applies migrations/ to `url`. drizzle's migrate() is not safe to run

@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
-export const consoleRoot = fileURLToPath(new URL('../../public/admin/', import.meta.url));
+// From apps/gateway/src/admin when run from source, from dist/ when bundled by `npm run build`.
+const consoleRoots = ['../../public/admin/', '../apps/gateway/public/admin/'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+export const consoleRoot = consoleRoots.find((dir) => existsSync(dir)) ?? consoleRoots[0]!;
 
 /**
  * The console page (apps/gateway/public/admin): static HTML, JS and CSS with

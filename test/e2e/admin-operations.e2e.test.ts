@@ -116,13 +116,15 @@ describe('admin API: turns, queues, outbox, restarts and metrics', () => {
     expect(text).toMatch(/switchboard_queue_jobs\{queue="turns",state="waiting"\} \d+/);
     expect(valueOf(text, 'switchboard_conversations{state="suspended"}')).toBe(1);
     expect(valueOf(text, 'switchboard_admin_actions_total{action="conversation.suspend",result="ok"}')).toBe(1);
-    expect(text).toContain('switchboard_gateway_nodejs_eventloop_lag_seconds');
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(text).toMatch(/^process_resident_memory_bytes /m);
 
     const worker = system.workers[0] as RunningWorker;
     const workerText = await (await fetch(`${worker.url}/metrics`)).text();
     expect(valueOf(workerText, 'switchboard_deliveries_total{platform="telegram",outcome="sent"}')).toBeGreaterThanOrEqual(1);
     expect(workerText).toContain('switchboard_turn_duration_seconds_bucket');
-    expect(workerText).toContain('switchboard_worker_nodejs_eventloop_lag_seconds');
+    expect(workerText).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(workerText).toMatch(/^process_resident_memory_bytes /m);
   });
 });
 

@@ -26,7 +26,9 @@ export interface WorkerMetrics {
 
 export function createWorkerMetrics(): WorkerMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'switchboard_worker_' });
+  // The standard process_* and nodejs_* names, unprefixed so stock Node.js dashboards work; the scrape target
+  // (job/instance labels) tells worker and gateway apart.
+  collectDefaultMetrics({ register: registry });
   const interruptLatency = new Histogram({
     name: 'switchboard_interrupt_latency_seconds',
     help: 'From the gateway storing new input to the running turn being aborted',

@@ -31,8 +31,9 @@ const jobStates = ['waiting', 'active', 'delayed', 'failed', 'prioritized', 'pau
  */
 export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
   const registry = new Registry();
-  // Includes nodejs_eventloop_lag_seconds and its percentiles.
-  collectDefaultMetrics({ register: registry, prefix: 'switchboard_gateway_' });
+  // The standard process_* and nodejs_* names (event-loop lag and its percentiles included), unprefixed so stock
+  // Node.js dashboards work; gateway and worker are told apart by the scrape target (job/instance labels).
+  collectDefaultMetrics({ register: registry });
   const inbound = new Counter({
     name: 'switchboard_inbound_events_total',
     help: 'Webhook deliveries by platform and outcome: what ingress answered (accepted, duplicate, refused, ...), or ignored, unauthorized, rejected (4xx), unavailable (503), error',

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrateDatabase } from '@switchboard/db';
-import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { getFreePort, repoRoot, spawnApp, spawnCommand, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
 import { readJson } from '../http-json.ts';
 import { spawnProfiledApp } from './cpu-profile.ts';
 
@@ -44,6 +44,17 @@ export interface SystemOptions {
   profileDir?: string;
   /** Platforms to turn on besides Telegram, which is always on. */
   platforms?: readonly string[];
+  /** Run sims, gateways and workers from `dist/` (`npm run build`, plain node) instead of the sources under tsx. */
+  built?: boolean;
+}
+
+/** dist/<name>.js that `npm run build` makes from each entry point (scripts/build.mjs). */
+const builtEntries: Record<string, string> = { 'apps/sim/src/main.ts': 'sim', 'apps/gateway/src/main.ts': 'gateway', 'apps/worker/src/main.ts': 'worker' };
+
+function spawnBuilt(name: string, entry: string, env: Record<string, string>, logDir: string): ManagedProcess {
+  const built = builtEntries[entry];
+  if (!built) throw new Error(`no built entry for ${entry}`);
+  return spawnCommand(name, process.execPath, ['--enable-source-maps', join(repoRoot, 'dist', `${built}.js`)], env, logDir);
 }
 
 /**
@@ -96,7 +107,11 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
   );
   const { profileDir } = options;
   const start = (processName: string, entry: string, processEnv: Record<string, string>) =>
-    profileDir ? spawnProfiledApp(processName, entry, processEnv, logDir, join(profileDir, processName)) : spawnApp(processName, entry, processEnv, logDir);
+    profileDir
+      ? spawnProfiledApp(processName, entry, processEnv, logDir, join(profileDir, processName))
+      : options.built
+        ? spawnBuilt(processName, entry, processEnv, logDir)
+        : spawnApp(processName, entry, processEnv, logDir);
   const sims = simPorts.map((port, i) =>
     start(
       `sim-${i}`,

@@ -34,7 +34,7 @@ export function renderBenchReport(b: BenchFigures): string {
   const lines: string[] = [
     '# Benchmarks',
     '',
-    'Written by `npm run bench` (`apps/loadtest/src/bench/run-bench.ts`), which replaces the previous figures.',
+    'Written by `npm run bench -- --write` (`apps/loadtest/src/bench/run-bench.ts`), which replaces the previous figures (without `--write` the bench only prints them).',
     'Everything runs on one machine: Postgres and Redis from `scripts/services.sh`, the simulator, gateways,',
     'workers and the load generator as separate Node processes. Load is Topical-Chat replayed by the load tester',
     '(`docs/loadtest.md`): every reply is checked, and a run whose replies do not check out does not count.',

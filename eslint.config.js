@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'migrations/', 'coverage/', 'test-results/', 'apps/*/public/**'] },
+  { ignores: ['node_modules/', '.data/', 'dist/', 'migrations/', 'coverage/', 'test-results/', 'apps/*/public/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -12,6 +12,21 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
+      // SQL only through parameterised queries: postgres's and drizzle's tagged
+      // templates send every interpolated value as a parameter. These are the
+      // ways to splice text into SQL instead, so they are refused outright.
+      'no-restricted-properties': [
+        'error',
+        { property: 'unsafe', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
+        { object: 'sql', property: 'raw', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='execute'][arguments.0.type=/^(Literal|TemplateLiteral|BinaryExpression)$/]",
+          message: 'execute() takes a sql`` tagged template, never a string.',
+        },
+      ],
     },
   },
 );

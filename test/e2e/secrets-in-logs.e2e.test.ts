@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { adminRequest } from '../support/admin-client.ts';
+import { signSlackBody, slackBotToken, slackEnv, slackSigningSecret } from '../support/slack.ts';
+import { botToken, postJson, TestSystem, webhookSecret } from '../support/system.ts';
+import { armTelegramFault } from '../support/turn-helpers.ts';
+import { createTestDatabase, redisUrl, type TestDatabase } from '../support/test-env.ts';
+
+const adminToken = 'opsadmin-Zq7Rk2Vx9Lm4Pw8T';
+const modelKey = 'sk-model-Hn3Jt6Yb1Qc5Ws0E';
+const eventSecret = 'evsecret-Fd8Gk2Mn5Rt7Xy1Z';
+const dbPassword = 'dbpw-Kc4Lp9Vb2Nm6Qx3W';
+
+/** DATABASE_URL with a password in it: the test cluster trusts loopback, so the password is carried and never checked. */
+function withPassword(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = dbPassword;
+  return parsed.toString();
+}
+
+// Issue 19, security pass: with every process logging at `trace`, a
+// run through good and bad requests, admin actions, a failing model and a
+// failing platform leaves no configured secret in any log line, error or
+// admin response.
+describe('secrets never reach logs, errors or admin answers', () => {
+  let system: TestSystem;
+  let database: TestDatabase;
+  let gateway: ManagedProcess;
+  let gatewayUrl = '';
+  const logName = `secrets-gateway-${process.pid}`;
+  const secrets: Record<string, string> = {
+    'admin token': adminToken,
+    'model API key': modelKey,
+    'event webhook secret': eventSecret,
+    'database password': dbPassword,
+    'Telegram bot token': botToken,
+    'Telegram bot token (secret part)': botToken.split(':')[1] as string,
+    'Telegram webhook secret': webhookSecret,
+    'Slack signing secret': slackSigningSecret,
+    'Slack bot token': slackBotToken,
+  };
+  const answers: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    system = await TestSystem.start({
+      databaseUrl: withPassword(database.url),
+      slack: true,
+      workerProcesses: true,
+      workerEnv: { LOG_LEVEL: 'trace', MODEL_API_KEY: modelKey, EVENT_WEBHOOK_SECRET: eventSecret },
+    });
+    const port = await getFreePort();
+    gatewayUrl = `http://127.0.0.1:${port}`;
+    gateway = spawnApp(
+      logName,
+      'apps/gateway/src/main.ts',
+      {
+        DATABASE_URL: system.databaseUrl,
+        REDIS_URL: redisUrl(),
+        REDIS_PREFIX: system.redisPrefix,
+        LOG_LEVEL: 'trace',
+        PORT: String(port),
+        ADMIN_TOKEN: adminToken,
+        TELEGRAM_BOT_TOKEN: botToken,
+        TELEGRAM_WEBHOOK_SECRET: webhookSecret,
+        TELEGRAM_API_ROOT: system.simUrl,
+        EVENT_WEBHOOK_SECRET: eventSecret,
+        ...slackEnv(system.simUrl),
+      },
+      'test-results/logs',
+    );
+    await waitForHttp(`${gatewayUrl}/readyz`, 30_000, gateway);
+    await postJson(`${system.simUrl}/bot${botToken}/setWebhook`, { url: `${gatewayUrl}/webhooks/telegram`, secret_token: webhookSecret });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await system?.close();
+    await database?.drop();
+  });
+
+  it('runs good and bad traffic through every process', async () => {
+    // A normal turn, a model that fails for good, and a Telegram API that fails once.
+    await system.setModelScript({ rules: [{ match: 'fail-model', error: { status: 401, message: 'bad key' } }] });
+    await system.sendTelegram({ chatId: 881_001, text: 'hello' });
+    await system.waitForTelegram(881_001, 1);
+    await system.sendTelegram({ chatId: 881_002, text: 'fail-model please' });
+    await system.waitForTelegram(881_002, 1);
+    await armTelegramFault(system, { method: 'sendMessage', kind: '500', times: 1 });
+    await system.sendTelegram({ chatId: 881_003, text: 'after a platform error' });
+    await system.waitForTelegram(881_003, 1);
+
+    // Bad credentials on every inbound route.
+    const bad = async (path: string, headers: Record<string, string>, body = '{}') => {
+      const response = await fetch(`${gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      answers.push(await response.text());
+      return response.status;
+    };
+    expect(await bad('/webhooks/telegram', { 'x-telegram-bot-api-secret-token': `${webhookSecret}x` })).toBe(401);
+    const slackBody = JSON.stringify({ type: 'event_callback', event_id: 'Ev1', event: { type: 'message' } });
+    expect(await bad('/webhooks/slack/events', { ...signSlackBody(slackBody), 'x-slack-signature': 'v0=00' }, slackBody)).toBe(401);
+
+    // Admin: a near-miss token, the right one, an action and the audit log.
+    for (const token of [`${adminToken}x`, adminToken.slice(0, -1), adminToken]) {
+      const answer = await adminRequest(gatewayUrl, 'GET', '/admin/whoami', { token, localAddress: '127.0.0.51' });
+      answers.push(JSON.stringify(answer.body), JSON.stringify(answer.headers));
+    }
+    for (const path of ['/admin/conversations?limit=50', '/admin/audit', '/admin/outbox?limit=50', '/admin/workers']) {
+      const answer = await adminRequest(gatewayUrl, 'GET', path, { token: adminToken });
+      answers.push(JSON.stringify(answer.body));
+    }
+  }, 60_000);
+
+  it('finds no configured secret in any log line or answer', () => {
+    const logDir = join(repoRoot, 'test-results/logs');
+    const logs = [join(logDir, `${logName}.log`), join(logDir, `worker-${system.redisPrefix}-0.log`)].map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+    // The error paths, where a secret would most likely leak, really were logged (else an empty log would pass).
+    const [gatewayLog, workerLog] = logs.map((log) => log.text);
+    for (const line of ['admin authentication failed', 'webhook rejected', 'slack event rejected']) expect(gatewayLog).toContain(line);
+    for (const line of ['MODEL_FAILED', 'delivery retrying', 'turn committed']) expect(workerLog).toContain(line);
+    const found: string[] = [];
+    for (const [name, value] of Object.entries(secrets)) {
+      for (const log of logs) if (log.text.includes(value)) found.push(`${name} in ${log.file}`);
+      if (answers.some((answer) => answer.includes(value))) found.push(`${name} in an HTTP answer`);
+    }
+    expect(found).toEqual([]);
+  });
+});

@@ -23,6 +23,7 @@ function showSignIn(message) {
   $('app').hidden = true;
   $('sign-in').hidden = false;
   $('sign-out').hidden = true;
+  $('signed-in-links').hidden = true;
   $('actor').textContent = '';
   $('sign-in-error').textContent = message || '';
   const socket = state.socket;
@@ -44,6 +45,7 @@ function start(actor) {
   $('sign-in').hidden = true;
   $('app').hidden = false;
   $('sign-out').hidden = false;
+  $('signed-in-links').hidden = false;
   $('actor').textContent = `signed in as ${actor}`;
   loadConversations();
   connectEvents();

@@ -3,16 +3,52 @@
  * terminal chat as a user of the chosen platform (`--platform telegram|slack|discord`,
  * asked for when omitted on a terminal). `--smoke` sends one message, prints
  * the reply and exits (non-zero with the reason if none arrives in 30 s).
+ * The admin console gets a fresh token each run, printed with its URL; the
+ * model is the simulator's, scripted by demo-model.ts, or a real one when
+ * MODEL_BASE_URL and MODEL_API_KEY are set.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { migrateDatabase } from '@switchboard/db';
+import { chooseDemoModel, realModelDefaultName } from './lib/demo-model.ts';
 import { demoChats, postJson, type DemoPlatform } from './lib/demo-platforms.ts';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from './lib/processes.ts';
 
-const { values: args } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, platform: { type: 'string' } } });
+const usage = `Usage: npm run demo -- [--platform telegram|slack|discord] [--smoke]
+
+Starts Postgres and Redis (scripts/services.sh), migrates, runs the simulator,
+a gateway and a worker, and opens a terminal chat as a user of the platform
+(asked for when omitted on a terminal; telegram otherwise). Prints the admin
+console's URL and a fresh admin token for this run.
+
+  --platform NAME  chat as a telegram, slack or discord user
+  --smoke          send one message, print the reply and exit (1 if none in 30 s)
+  --help           print this and exit
+
+The model is the simulator's, scripted for the demo: ask it the time (it calls
+the current_time tool) or for a long story (it streams a longer answer). With
+MODEL_BASE_URL and MODEL_API_KEY set (and MODEL_NAME, default ${realModelDefaultName}),
+the worker talks to that OpenAI-compatible model instead.
+`;
+
+function readArgs(): { smoke: boolean; platform?: string; help: boolean } {
+  const options = { smoke: { type: 'boolean', default: false }, platform: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } as const;
+  try {
+    return parseArgs({ options }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+}
+
+const args = readArgs();
+if (args.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 const logDir = join(repoRoot, '.data', 'demo-logs');
 const started: ManagedProcess[] = [];
 
@@ -50,12 +86,17 @@ async function main(): Promise<void> {
   started.push(sim);
   await waitForHttp(`${simUrl}/control/health`, 60_000, sim);
   const platformEnv = await chat.env(simUrl);
-  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...env, ...platformEnv, PORT: String(gatewayPort) }, logDir);
+  // A fresh token each run: the console is reachable from this machine only, and only for this run.
+  const adminToken = randomBytes(18).toString('base64url');
+  const model = chooseDemoModel(process.env, simUrl);
+  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...env, ...platformEnv, PORT: String(gatewayPort), ADMIN_TOKEN: adminToken }, logDir);
   started.push(gateway);
-  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...env, ...platformEnv, MODEL_BASE_URL: `${simUrl}/v1`, WORKER_PORT: '0' }, logDir));
+  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...env, ...platformEnv, ...model.workerEnv, WORKER_PORT: '0' }, logDir));
   await waitForHttp(`${gatewayUrl}/readyz`, 60_000, gateway);
   await chat.connect(simUrl, gatewayUrl);
-  await postJson(`${simUrl}/control/model/script`, { default: { type: 'echo', prefix: 'You said: ' } });
+  if (model.simScript) await postJson(`${simUrl}/control/model/script`, model.simScript);
+  console.log(`Model: ${model.description}.`);
+  console.log(`Admin console: ${gatewayUrl}/admin/ (token ${adminToken})`);
 
   let seen = 0;
   const say = async (text: string) => {

@@ -14,6 +14,7 @@ const ruleSchema = z
       .string()
       .refine(isValidRegex, 'must be a valid JavaScript regular expression')
       .optional(),
+    /** `{{tool_result}}` in it stands for the last tool message's content (a rule answering after a tool call). */
     reply: z.string().optional(),
     replyRepeat: z.object({ text: z.string().min(1), count: z.number().int().min(1).max(1_000_000) }).strict().optional(),
     toolCalls: z
@@ -136,7 +137,11 @@ export class ModelScriptRunner {
     const content =
       rule.replyRepeat !== undefined
         ? rule.replyRepeat.text.repeat(rule.replyRepeat.count)
-        : (rule.reply ?? (toolCalls.length > 0 ? '' : this.defaultReply(lastUserText)));
+        : rule.reply !== undefined
+          ? fillReply(rule.reply, messages)
+          : toolCalls.length > 0
+            ? ''
+            : this.defaultReply(lastUserText);
     return { ...timing, ruleIndex, kind: 'reply', content, toolCalls };
   }
 
@@ -168,6 +173,14 @@ function fits(compiled: CompiledRule, lastUserText: string): boolean {
   if (compiled.rule.match !== undefined && !lastUserText.includes(compiled.rule.match)) return false;
   if (compiled.regex && !compiled.regex.test(lastUserText)) return false;
   return true;
+}
+
+const toolResultPlaceholder = '{{tool_result}}';
+
+function fillReply(reply: string, messages: unknown[]): string {
+  if (!reply.includes(toolResultPlaceholder)) return reply;
+  const lastTool = messages.findLast((message) => (message as { role?: unknown } | null)?.role === 'tool') as { content?: unknown } | undefined;
+  return reply.replaceAll(toolResultPlaceholder, contentText(lastTool?.content));
 }
 
 /** The text of the last `user` message; content may be a string or an array of parts. */

@@ -1,6 +1,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import type { LatencySummary } from '../latency-histogram.ts';
 import type { LoadTestReport } from '../report.ts';
+import { formatBuildMemory, type BuildMemoryRow } from './build-memory.ts';
 import type { CompressionCost, CompressionSample } from './compression-cost.ts';
 import type { CostPoint } from './cost-growth.ts';
 import type { ProfileSummary } from './cpu-profile.ts';
@@ -27,6 +28,8 @@ export interface BenchFigures {
   /** The minimal relay's sequential overhead: the three HTTP hops (webhook, model, sendMessage) and nothing else. */
   relaySequential?: LatencySummary;
   compression?: CompressionCost;
+  /** Gateway and worker RSS run from the sources under tsx and from dist/ (`npm run build`). */
+  buildMemory?: BuildMemoryRow[];
 }
 
 export function renderBenchReport(b: BenchFigures): string {
@@ -96,6 +99,16 @@ export function renderBenchReport(b: BenchFigures): string {
       latencyRow('ingress ack (gateway answer to the webhook, as the sim measured it)', h.ackMs, `p99 ≤ 5: ${verdict(h.ackMs.p99 <= 5)}`),
       '',
       `CPU ms per turn at this rate: ${cpuPerTurn(b.halfRate)}; machine ${pct(b.halfRate.cpu.machineBusy)} busy, ${othersShare(b.halfRate.cpu)} of it other work${b.halfRate.redisCommandsPerTurn === undefined ? '' : `; ${f(b.halfRate.redisCommandsPerTurn, 1)} Redis commands per turn (INFO commandstats, Lua-script commands included)`}.`,
+    );
+  }
+  if (b.buildMemory) {
+    lines.push(
+      '',
+      '## Production build (RSS, one gateway and one worker, idle after start-up and at the peak of 32 conversations in a closed loop)',
+      '',
+      formatBuildMemory(b.buildMemory),
+      '',
+      'Development runs the TypeScript sources through tsx; production runs `dist/` from `npm run build` with production dependencies only (`docs/deploy.md`).',
     );
   }
   lines.push('', '## Memory (RSS, MiB, from /proc/<pid>/status)', '');

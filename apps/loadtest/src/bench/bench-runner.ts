@@ -8,6 +8,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../../scripts/lib/processes.ts';
 import { renderBenchReport, type BenchFigures } from './bench-report.ts';
+import { measureBuildMemory } from './build-memory.ts';
 import { measureCompressionCost } from './compression-cost.ts';
 import { measureCostGrowth } from './cost-growth.ts';
 import { monotonicNowUs, summarizeCpuProfile } from './cpu-profile.ts';
@@ -131,6 +132,9 @@ export async function runBench({ quick, write }: BenchOptions): Promise<void> {
     log(`bench: compression of a 200k-token session (/compact), ${plan.compressions} samples after a warm-up`);
     figures.compression = await measureCompressionCost(sut, { samples: plan.compressions, log });
   });
+
+  // Last, with its own systems: the production build's memory against the sources under tsx.
+  figures.buildMemory = await measureBuildMemory(plan.durationS, log);
 
   const report = renderBenchReport({
     ...figures,

@@ -1,16 +1,17 @@
 /**
  * `npm run doctor`: is this environment ready to run Switchboard? Checks the
- * configuration, Postgres, migrations, Redis and each configured platform's
- * credentials against its API, one line per check with what to do when it
+ * configuration (every bad variable at once), Postgres, migrations, Redis, the
+ * model endpoint, each configured platform's credentials against its API and
+ * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
-import { checkConfig, checkDiscord, checkPostgres, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
+import { checkConfig, checkDiscord, checkModel, checkPostgres, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
 
 const marks: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
 function print(result: CheckResult): void {
   const fix = result.fix && (result.status === 'fail' || result.status === 'warn') ? ` → ${result.fix}` : '';
-  console.log(`${marks[result.status]}  ${result.name.padEnd(17)} ${result.detail}${fix}`);
+  console.log(`${marks[result.status]}  ${result.name.padEnd(18)} ${result.detail}${fix}`);
 }
 
 async function main(): Promise<number> {
@@ -25,7 +26,8 @@ async function main(): Promise<number> {
   report(checkConfig(env));
   report(await checkPostgres(env));
   report(await checkRedis(env));
-  report(await Promise.all([checkTelegram(env), checkSlack(env), checkDiscord(env)]));
+  report(await checkModel(env));
+  report((await Promise.all([checkTelegram(env), checkSlack(env), checkDiscord(env)])).flat());
   const failed = results.filter((result) => result.status === 'fail').length;
   const warned = results.filter((result) => result.status === 'warn').length;
   console.log(failed === 0 ? `\nAll checks passed${warned ? ` (${warned} warning${warned > 1 ? 's' : ''})` : ''}.` : `\n${failed} check${failed > 1 ? 's' : ''} failed.`);

@@ -141,21 +141,89 @@ export async function checkRedis(env: NodeJS.ProcessEnv): Promise<CheckResult> {
   }
 }
 
-export async function checkTelegram(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+/** getMe (the token), then getWebhookInfo (is Telegram sending updates where TELEGRAM_MODE expects them?). */
+export async function checkTelegram(env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
   const name = 'telegram';
+  const webhookName = 'webhook (telegram)';
   const token = readSetting(env, 'TELEGRAM_BOT_TOKEN');
-  if (!token) return { name, status: 'skip', detail: 'off (no TELEGRAM_BOT_TOKEN)' };
+  if (!token) return [{ name, status: 'skip', detail: 'off (no TELEGRAM_BOT_TOKEN)' }];
   const apiRoot = (readSetting(env, 'TELEGRAM_API_ROOT') ?? 'https://api.telegram.org').replace(/\/+$/, '');
+  const api = new Api(token, { apiRoot, timeoutSeconds: timeoutMs / 1000 });
   try {
-    const me = await new Api(token, { apiRoot, timeoutSeconds: timeoutMs / 1000 }).getMe();
-    return { name, status: 'ok', detail: `getMe: @${me.username} (id ${me.id}) at ${apiRoot}` };
+    const me = await api.getMe();
+    const mode = readSetting(env, 'TELEGRAM_MODE') ?? 'webhook';
+    return [{ name, status: 'ok', detail: `getMe: @${me.username} (id ${me.id}) at ${apiRoot}` }, judgeWebhook(webhookName, mode, await api.getWebhookInfo())];
   } catch (error) {
+    const skipped: CheckResult = { name: webhookName, status: 'skip', detail: 'the Bot API did not answer getMe' };
     if (error instanceof GrammyError) {
-      return { name, status: 'fail', detail: `getMe refused: ${error.error_code} ${error.description}`, fix: 'check TELEGRAM_BOT_TOKEN (the token @BotFather gave)' };
+      return [{ name, status: 'fail', detail: `${error.method} refused: ${error.error_code} ${error.description}`, fix: 'check TELEGRAM_BOT_TOKEN (the token @BotFather gave)' }, skipped];
     }
     const reason = error instanceof HttpError ? error.message : (error as Error).message;
-    return { name, status: 'fail', detail: `cannot reach ${apiRoot}: ${reason}`, fix: 'check TELEGRAM_API_ROOT and the network' };
+    return [{ name, status: 'fail', detail: `cannot reach ${apiRoot}: ${reason}`, fix: 'check TELEGRAM_API_ROOT and the network' }, skipped];
   }
+}
+
+const webhookPath = '/webhooks/telegram';
+const setWebhookFix = `setWebhook to https://<gateway>${webhookPath} with secret_token = TELEGRAM_WEBHOOK_SECRET (README, "Telegram")`;
+
+/**
+ * In webhook mode Telegram must post to the gateway's /webhooks/telegram; in
+ * polling mode no webhook may be set (getUpdates is refused while one is).
+ * The last delivery error Telegram reports is the usual reason a bot is silent.
+ */
+export function judgeWebhook(name: string, mode: string, info: { url?: string; pending_update_count: number; last_error_date?: number; last_error_message?: string }): CheckResult {
+  const pending = `${info.pending_update_count} update${info.pending_update_count === 1 ? '' : 's'} pending`;
+  if (mode === 'polling') {
+    if (info.url) return { name, status: 'warn', detail: `TELEGRAM_MODE=polling but a webhook is set (${info.url}), and getUpdates is refused while it is`, fix: 'deleteWebhook, or set TELEGRAM_MODE=webhook' };
+    return { name, status: 'ok', detail: `no webhook set (polling), ${pending}` };
+  }
+  if (!info.url) return { name, status: 'warn', detail: 'no webhook set: Telegram sends this bot no updates', fix: setWebhookFix };
+  if (!pathOf(info.url).endsWith(webhookPath)) {
+    return { name, status: 'warn', detail: `the webhook is ${info.url}, not the gateway's ${webhookPath}`, fix: setWebhookFix };
+  }
+  if (info.last_error_message) {
+    const when = info.last_error_date ? new Date(info.last_error_date * 1000).toISOString() : 'unknown time';
+    return { name, status: 'warn', detail: `${info.url}, ${pending}; last delivery error at ${when}: ${info.last_error_message}`, fix: 'make that URL reach the gateway over HTTPS (a public address, a valid certificate), then check again' };
+  }
+  return { name, status: 'ok', detail: `${info.url}, ${pending}` };
+}
+
+function pathOf(raw: string): string {
+  try {
+    return new URL(raw).pathname.replace(/\/+$/, '');
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * One `GET {MODEL_BASE_URL}/models`: the sim and OpenAI-compatible servers
+ * answer it without spending tokens, and it checks the address and the key.
+ */
+export async function checkModel(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'model';
+  const baseUrl = readSetting(env, 'MODEL_BASE_URL');
+  if (!baseUrl) return { name, status: 'skip', detail: 'MODEL_BASE_URL is invalid' };
+  const modelName = readSetting(env, 'MODEL_NAME') ?? 'switchboard-sim';
+  const url = `${baseUrl.replace(/\/+$/, '')}/models`;
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { authorization: `Bearer ${readSetting(env, 'MODEL_API_KEY') ?? ''}` }, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    const reason = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
+    return { name, status: 'fail', detail: `cannot reach ${describeUrl(baseUrl)}: ${reason}`, fix: 'start the model server or correct MODEL_BASE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1)' };
+  }
+  if (response.status === 401 || response.status === 403) {
+    return { name, status: 'fail', detail: `GET /models refused: ${response.status}`, fix: 'check MODEL_API_KEY' };
+  }
+  if (!response.ok) {
+    return { name, status: 'warn', detail: `GET /models answered ${response.status} at ${describeUrl(baseUrl)}`, fix: 'check MODEL_BASE_URL (it ends before /chat/completions, usually in /v1)' };
+  }
+  const listed = ((await response.json().catch(() => ({}))) as { data?: { id?: unknown }[] }).data?.map((model) => String(model.id)) ?? [];
+  if (listed.length > 0 && !listed.includes(modelName)) {
+    return { name, status: 'warn', detail: `${describeUrl(baseUrl)} answers, but does not list MODEL_NAME ${modelName} (${listed.length} models)`, fix: `set MODEL_NAME to a listed model, e.g. ${listed.slice(0, 3).join(', ')}` };
+  }
+  return { name, status: 'ok', detail: `GET /models at ${describeUrl(baseUrl)}: ${listed.length > 0 ? `lists ${modelName}` : 'answered'}` };
 }
 
 export async function checkSlack(env: NodeJS.ProcessEnv): Promise<CheckResult> {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postJson } from '../../scripts/lib/demo-platforms.ts';
 import { repoRoot } from '../../scripts/lib/processes.ts';
 import { discordApplicationId, discordBotToken } from '../support/discord.ts';
 import { slackBotToken, slackSigningSecret } from '../support/slack.ts';
@@ -52,6 +53,7 @@ describe('npm run doctor', () => {
       DISCORD_BOT_TOKEN: discordBotToken,
       DISCORD_APPLICATION_ID: discordApplicationId,
       DISCORD_API_URL: `${system.simUrl}/api`,
+      MODEL_BASE_URL: `${system.simUrl}/v1`,
     };
   });
   afterAll(async () => {
@@ -61,10 +63,12 @@ describe('npm run doctor', () => {
   it('passes every check against a healthy system and the simulator', async () => {
     const run = await runDoctor(env);
     expect(run.code, run.output).toBe(0);
-    for (const name of ['config (gateway)', 'config (worker)', 'postgres', 'migrations', 'redis', 'telegram', 'slack', 'discord']) {
+    for (const name of ['config (gateway)', 'config (worker)', 'postgres', 'migrations', 'redis', 'model', 'telegram', 'webhook (telegram)', 'slack', 'discord']) {
       expect(run.lines.get(name), `${name}\n${run.output}`).toMatch(/^ok /);
     }
+    expect(run.lines.get('model')).toContain('GET /models');
     expect(run.lines.get('telegram')).toContain('getMe');
+    expect(run.lines.get('webhook (telegram)')).toContain('/webhooks/telegram');
     expect(run.lines.get('slack')).toContain('auth.test');
     expect(run.lines.get('discord')).toContain('/users/@me');
   });
@@ -77,6 +81,49 @@ describe('npm run doctor', () => {
       expect(run.lines.get(name), `${name}\n${run.output}`).toMatch(/^ok /);
     }
     expect(run.output).not.toContain('wrong-token');
+  });
+
+  it('fails the model line when MODEL_BASE_URL points at a closed port, with the fix', async () => {
+    const closedPort = await getFreePort();
+    const run = await runDoctor({ ...env, MODEL_BASE_URL: `http://127.0.0.1:${closedPort}/v1` });
+    expect(run.code, run.output).toBe(1);
+    expect(run.lines.get('model')).toMatch(new RegExp(`^FAIL .*cannot reach 127\\.0\\.0\\.1:${closedPort}/v1.*→ start the model server or correct MODEL_BASE_URL`));
+    expect(run.lines.get('telegram'), run.output).toMatch(/^ok /);
+  });
+
+  it('warns when Telegram has no webhook, one elsewhere, or one in polling mode, and reports its last delivery error', async () => {
+    const setWebhook = (url: string) => postJson(`${system.simUrl}/bot${botToken}/setWebhook`, { url, secret_token: webhookSecret });
+    const gatewayWebhook = ((await (await fetch(`${system.simUrl}/bot${botToken}/getWebhookInfo`)).json()) as { result: { url: string } }).result.url;
+    try {
+      const polling = await runDoctor({ ...env, TELEGRAM_MODE: 'polling' });
+      expect(polling.code, polling.output).toBe(0);
+      expect(polling.lines.get('webhook (telegram)')).toMatch(/^WARN .*TELEGRAM_MODE=polling but a webhook is set.*→ deleteWebhook/);
+
+      await setWebhook('');
+      expect((await runDoctor(env)).lines.get('webhook (telegram)')).toMatch(/^WARN .*no webhook set.*→ setWebhook to https:\/\/<gateway>\/webhooks\/telegram/);
+
+      await setWebhook('https://example.invalid/hooks/other');
+      expect((await runDoctor(env)).lines.get('webhook (telegram)')).toMatch(/^WARN .*the webhook is https:\/\/example\.invalid\/hooks\/other, not the gateway's \/webhooks\/telegram/);
+
+      // A webhook nobody answers: the simulated Telegram records the failed delivery as Telegram does.
+      await setWebhook(`http://127.0.0.1:${await getFreePort()}/webhooks/telegram`);
+      await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 9901, type: 'private' }, from: { id: 9901, first_name: 'Doc' }, text: 'hello' });
+      await expect.poll(async () => ((await (await fetch(`${system.simUrl}/bot${botToken}/getWebhookInfo`)).json()) as { result: { last_error_message?: string } }).result.last_error_message, { timeout: 15_000 }).toBeTruthy();
+      expect((await runDoctor(env)).lines.get('webhook (telegram)')).toMatch(/^WARN .*last delivery error at .*→ make that URL reach the gateway/);
+    } finally {
+      await setWebhook(gatewayWebhook);
+    }
+  });
+
+  it('reports every bad variable at once, the rules across variables included', async () => {
+    const withoutSecret = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'TELEGRAM_WEBHOOK_SECRET'));
+    const run = await runDoctor({ ...withoutSecret, PORT: 'not-a-port', LOG_LEVEL: 'loud' });
+    expect(run.code).toBe(1);
+    const line = run.lines.get('config (gateway)') ?? '';
+    expect(line, run.output).toMatch(/^FAIL /);
+    expect(line).toContain('PORT must be a port number');
+    expect(line).toContain('LOG_LEVEL');
+    expect(line).toContain('TELEGRAM_WEBHOOK_SECRET is required when TELEGRAM_BOT_TOKEN is set');
   });
 
   it('reports pending migrations, an unreachable Redis and bad configuration', async () => {

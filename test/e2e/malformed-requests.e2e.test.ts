@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { discordApplicationId } from '../support/discord.ts';
-import { TestSystem } from '../support/system.ts';
+import { TestSystem, webhookSecret } from '../support/system.ts';
 
-// Issue 17, defect 8: malformed unauthenticated requests get a 4xx, never a 500.
+// Issue 17, defects 8 and 9: malformed, stale or unexpected requests get a 4xx or a plain acknowledgement, never a 500 or a re-delivery loop.
 describe('malformed admin and interaction requests', () => {
   let system: TestSystem;
 
@@ -26,9 +26,8 @@ describe('malformed admin and interaction requests', () => {
     expect((await adminRequest(system.gateway.url, 'GET', '/admin/whoami', { localAddress: '127.0.0.32' })).status).toBe(200);
   });
 
-  /** POSTs a body signed as the simulated Discord signs it, straight to the gateway's Interactions Endpoint. */
-  async function postSignedInteraction(body: string): Promise<{ status: number; body: Record<string, unknown> }> {
-    const timestamp = String(Math.floor(Date.now() / 1000));
+  /** POSTs a body signed as the simulated Discord signs it (at `timestamp`, default now), straight to the gateway's Interactions Endpoint. */
+  async function postSignedInteraction(body: string, timestamp = String(Math.floor(Date.now() / 1000))): Promise<{ status: number; body: Record<string, unknown> }> {
     const response = await fetch(`${system.gateway.url}/webhooks/discord/interactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-signature-ed25519': system.sim.state.discord.store.signInteraction(timestamp, body), 'x-signature-timestamp': timestamp },
@@ -71,5 +70,48 @@ describe('malformed admin and interaction requests', () => {
     const answer = await postSignedInteraction(interaction('1500000000000000003', '1500000000000000103', three));
     expect(answer).toMatchObject({ status: 200, body: { type: 5 } });
     expect(await storedIn('1500000000000000103')).toBe(1);
+  });
+
+  const metric = async (series: string) => {
+    const line = (await (await fetch(`${system.gateway.url}/metrics`)).text()).split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  };
+
+  it('answers a rightly signed interaction whose timestamp is outside ±5 minutes with 401 and stores nothing', async () => {
+    const unauthorizedBefore = await metric('switchboard_inbound_events_total{platform="discord",outcome="unauthorized"}');
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const stale = await postSignedInteraction(interaction('1500000000000000004', '1500000000000000104', []), String(nowSeconds - 6 * 60));
+    expect(stale).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+    const future = await postSignedInteraction(interaction('1500000000000000005', '1500000000000000105', []), String(nowSeconds + 6 * 60));
+    expect(future.status).toBe(401);
+    expect(await storedIn('1500000000000000104')).toBe(0);
+    expect(await storedIn('1500000000000000105')).toBe(0);
+    // Counted like any other bad signature.
+    expect(await metric('switchboard_inbound_events_total{platform="discord",outcome="unauthorized"}')).toBe(unauthorizedBefore + 2);
+    // The same command signed now is taken.
+    const fresh = await postSignedInteraction(interaction('1500000000000000006', '1500000000000000104', []));
+    expect(fresh).toMatchObject({ status: 200, body: { type: 5 } });
+    expect(await storedIn('1500000000000000104')).toBe(1);
+  });
+
+  it('acknowledges a Telegram update from an unknown chat type, stores nothing, counts it, and answers the next message', async () => {
+    const update = { update_id: 880001, message: { message_id: 1, date: Math.floor(Date.now() / 1000), chat: { id: 8801, type: 'weird' }, from: { id: 8801, is_bot: false, first_name: 'W' }, text: 'hello from nowhere' } };
+    const response = await fetch(`${system.gateway.url}/webhooks/telegram`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': webhookSecret },
+      body: JSON.stringify(update),
+    });
+    // A 4xx would make Telegram deliver it again and again.
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ok: true, ignored: 'unknown_chat_type' });
+    const [stored] = await system.sql<{ n: number }[]>`
+      select (select count(*) from inbound_events where platform = 'telegram' and event_id = '880001')
+           + (select count(*) from conversations where platform = 'telegram' and chat_id = '8801')::int as n`;
+    expect(Number(stored?.n)).toBe(0);
+    expect(await metric('switchboard_inbound_rejected_total{platform="telegram",reason="unknown_chat_type"}')).toBe(1);
+
+    await system.sendTelegram({ chatId: 8801, text: 'and now from a private chat' });
+    const [reply] = await system.waitForTelegram(8801, 1);
+    expect(reply?.text).toContain('and now from a private chat');
   });
 });

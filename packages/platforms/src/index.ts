@@ -1,5 +1,6 @@
 export { equalsConstantTime } from './constant-time.ts';
 export { PlatformError, type PlatformErrorCode } from './errors.ts';
+export { signatureMaxAgeMs } from './signature-window.ts';
 export * from './discord/index.ts';
 export * from './slack/index.ts';
 export * from './telegram/index.ts';

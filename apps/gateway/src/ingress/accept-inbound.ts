@@ -3,7 +3,7 @@ import type { GatewayConfig } from '@switchboard/config';
 import { classifySignal, resolveConversationKey } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import type { InboundMessage } from '@switchboard/platforms';
+import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
 import { admitInbound, type AdmissionDeps } from './admission.ts';
 import { classifyStoreError, type InvalidInputReason } from './classify-store-error.ts';
@@ -27,8 +27,11 @@ export interface IngressDeps extends AdmissionDeps {
   redisPrefix: string;
   maxQueuedInput: number;
   log: Logger;
-  /** Counts events that can never be stored (switchboard_inbound_rejected_total); absent in tests that do not read metrics. */
-  countRejected?: (platform: string, reason: InvalidInputReason) => void;
+  /**
+   * Counts events acknowledged but never stored (switchboard_inbound_rejected_total): ones Postgres can
+   * never store, and Telegram updates from a chat type the parser does not know. Absent in tests that do not read metrics.
+   */
+  countRejected?: (platform: string, reason: InvalidInputReason | typeof telegramUnknownChatType) => void;
 }
 
 export const overflowNotice = 'You have sent more messages than I can keep up with. I will answer what I have; please wait before sending more.';

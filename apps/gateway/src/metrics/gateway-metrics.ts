@@ -6,7 +6,7 @@ import type { TurnQueue } from '@switchboard/queue';
 export interface GatewayMetrics {
   registry: Registry;
   countInbound(platform: string, outcome: string): void;
-  /** An inbound event that can never be stored (a data error): acknowledged, not retried. */
+  /** An inbound event that is acknowledged but never stored (a data error, an unknown Telegram chat type): not retried. */
   countInboundRejected(platform: string, reason: string): void;
   countAdminAuthFailure(kind: 'missing' | 'wrong' | 'blocked'): void;
   countAdminAction(action: string, result: string): void;
@@ -42,7 +42,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   });
   const rejected = new Counter({
     name: 'switchboard_inbound_rejected_total',
-    help: 'Inbound events acknowledged but never stored because Postgres can never store them (data_exception, constraint_violation, program_limit, unencodable_key)',
+    help: 'Inbound events acknowledged but never stored: Postgres can never store them (data_exception, constraint_violation, program_limit, unencodable_key), or a Telegram chat type this version does not know (unknown_chat_type)',
     labelNames: ['platform', 'reason'],
     registers: [registry],
   });

@@ -12,7 +12,7 @@ const publicKeyHex = Buffer.from((publicKey.export({ format: 'jwk' }) as { x: st
 const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error('nothing may be stored')) });
 const deps = { sql: unreachable, queue: unreachable, redis: unreachable, redisPrefix: 't', maxQueuedInput: 1, log: createLogger('test', 'silent') } as unknown as IngressDeps;
 
-function signedHeaders(body: string, timestamp = '1700000000') {
+function signedHeaders(body: string, timestamp = String(Math.floor(Date.now() / 1000))) {
   return {
     'content-type': 'application/json',
     'x-signature-timestamp': timestamp,
@@ -52,9 +52,11 @@ describe('registerDiscordInteractions', () => {
     const body = JSON.stringify({ id: '1', application_id: '2', type: 1, token: 't' });
     const headers = signedHeaders(body);
     expect((await post(`${body} `, headers)).statusCode).toBe(401);
-    expect((await post(body, { ...headers, 'x-signature-timestamp': '1700000001' })).statusCode).toBe(401);
+    expect((await post(body, { ...headers, 'x-signature-timestamp': String(Number(headers['x-signature-timestamp']) + 1) })).statusCode).toBe(401);
     expect((await post(body, { 'content-type': 'application/json' })).statusCode).toBe(401);
     expect((await post('{not json', { 'content-type': 'application/json' })).statusCode).toBe(401);
+    // Rightly signed, but outside the ±5 minute window: a replay.
+    expect((await post(body, signedHeaders(body, '1700000000'))).statusCode).toBe(401);
   });
 
   it('answers 400 to a signed body that is not JSON or not an interaction', async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { equalsConstantTime, parseTelegramUpdate, PlatformError, type TelegramParseContext } from '@switchboard/platforms';
+import { equalsConstantTime, parseTelegramUpdate, PlatformError, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 
 export interface TelegramRouteOptions {
@@ -31,7 +31,14 @@ export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps,
         }
         throw error;
       }
-      if (parsed.kind === 'ignored') return { ok: true, ignored: parsed.reason };
+      if (parsed.kind === 'ignored') {
+        if (parsed.reason === telegramUnknownChatType) {
+          // Acknowledged so Telegram stops re-delivering it; counted, since it means the Bot API has grown a chat type.
+          request.log.warn({ route: 'telegram', reason: parsed.reason }, 'webhook update ignored: unknown chat type');
+          deps.countRejected?.('telegram', parsed.reason);
+        }
+        return { ok: true, ignored: parsed.reason };
+      }
       try {
         const outcome = await acceptInbound(deps, parsed.message);
         return { ok: true, outcome };

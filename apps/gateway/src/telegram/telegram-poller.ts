@@ -4,7 +4,7 @@ import { Api, GrammyError } from 'grammy';
 import type { Redis } from 'ioredis';
 import type { Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { parseTelegramUpdate, PlatformError, type TelegramParseContext } from '@switchboard/platforms';
+import { parseTelegramUpdate, PlatformError, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisLease } from '@switchboard/queue';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 
@@ -94,7 +94,13 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
       if (error instanceof PlatformError) return log.warn({ code: error.code, reason: error.message }, 'telegram update ignored: malformed');
       throw error;
     }
-    if (parsed.kind === 'ignored') return;
+    if (parsed.kind === 'ignored') {
+      if (parsed.reason === telegramUnknownChatType) {
+        log.warn({ reason: parsed.reason }, 'telegram update ignored: unknown chat type');
+        options.ingress.countRejected?.('telegram', parsed.reason);
+      }
+      return;
+    }
     try {
       await acceptInbound(options.ingress, parsed.message);
     } catch (error) {

@@ -1,17 +1,19 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { checkSignatureTimestamp, type SignatureTimestampFailure } from '../signature-window.ts';
 
 export interface DiscordSignatureInput {
   /** The application's public key from the Developer Portal: 64 hex characters (32 raw bytes). */
   publicKeyHex: string;
   /** `X-Signature-Ed25519`: 128 hex characters; whatever arrived (possibly absent or an array). */
   signatureHex: unknown;
-  /** `X-Signature-Timestamp`, signed as the prefix of the body. */
+  /** `X-Signature-Timestamp` (Unix seconds), signed as the prefix of the body; refused outside the replay window. */
   timestamp: unknown;
   /** The body exactly as received: a re-serialised JSON body would not verify. */
   rawBody: string | Buffer;
+  nowMs?: number;
 }
 
-export type DiscordSignatureFailure = 'MISSING_HEADERS' | 'MALFORMED_SIGNATURE' | 'BAD_PUBLIC_KEY' | 'SIGNATURE_MISMATCH';
+export type DiscordSignatureFailure = 'MISSING_HEADERS' | SignatureTimestampFailure | 'MALFORMED_SIGNATURE' | 'BAD_PUBLIC_KEY' | 'SIGNATURE_MISMATCH';
 
 export type DiscordSignatureResult = { ok: true } | { ok: false; reason: DiscordSignatureFailure };
 
@@ -22,7 +24,9 @@ const keyCache = new Map<string, KeyObject | null>();
 
 /**
  * Discord's interaction signature (PLATFORMS.md §2.3): Ed25519 over
- * `timestamp + rawBody` with the application's public key. Never throws:
+ * `timestamp + rawBody` with the application's public key, and the timestamp
+ * within ±5 minutes of now, as Slack's check has (Discord documents no
+ * window, but without one a captured interaction verifies forever). Never throws:
  * every bad input is a failure with a reason for the log. Ed25519 verification
  * does not depend on secret data, so no constant-time comparison is involved.
  */
@@ -31,6 +35,8 @@ export function verifyDiscordSignature(input: DiscordSignatureInput): DiscordSig
   if (typeof signatureHex !== 'string' || typeof timestamp !== 'string' || signatureHex === '' || timestamp === '') {
     return { ok: false, reason: 'MISSING_HEADERS' };
   }
+  const stale = checkSignatureTimestamp(timestamp, input.nowMs ?? Date.now());
+  if (stale) return { ok: false, reason: stale };
   if (!/^[0-9a-fA-F]{128}$/.test(signatureHex)) return { ok: false, reason: 'MALFORMED_SIGNATURE' };
   const key = readPublicKey(input.publicKeyHex);
   if (!key) return { ok: false, reason: 'BAD_PUBLIC_KEY' };

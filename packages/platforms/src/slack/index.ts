@@ -9,7 +9,6 @@ export {
   type SlackSenderOptions,
 } from './slack-sender.ts';
 export {
-  slackSignatureMaxAgeMs,
   verifySlackSignature,
   type SlackSignatureFailure,
   type SlackSignatureInput,

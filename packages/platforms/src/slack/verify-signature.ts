@@ -1,7 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-
-/** Slack's replay window: a timestamp further than this from now, either way, is refused. */
-export const slackSignatureMaxAgeMs = 5 * 60 * 1000;
+import { checkSignatureTimestamp, type SignatureTimestampFailure } from '../signature-window.ts';
 
 export interface SlackSignatureInput {
   signingSecret: string;
@@ -14,7 +12,7 @@ export interface SlackSignatureInput {
   nowMs?: number;
 }
 
-export type SlackSignatureFailure = 'MISSING_HEADERS' | 'MALFORMED_TIMESTAMP' | 'STALE_TIMESTAMP' | 'MALFORMED_SIGNATURE' | 'SIGNATURE_MISMATCH';
+export type SlackSignatureFailure = 'MISSING_HEADERS' | SignatureTimestampFailure | 'MALFORMED_SIGNATURE' | 'SIGNATURE_MISMATCH';
 
 export type SlackSignatureResult = { ok: true } | { ok: false; reason: SlackSignatureFailure };
 
@@ -29,9 +27,8 @@ export function verifySlackSignature(input: SlackSignatureInput): SlackSignature
   if (typeof timestamp !== 'string' || typeof signature !== 'string' || timestamp === '' || signature === '') {
     return { ok: false, reason: 'MISSING_HEADERS' };
   }
-  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'MALFORMED_TIMESTAMP' };
-  const nowMs = input.nowMs ?? Date.now();
-  if (Math.abs(nowMs - Number(timestamp) * 1000) > slackSignatureMaxAgeMs) return { ok: false, reason: 'STALE_TIMESTAMP' };
+  const stale = checkSignatureTimestamp(timestamp, input.nowMs ?? Date.now());
+  if (stale) return { ok: false, reason: stale };
   if (!/^v0=[0-9a-fA-F]{64}$/.test(signature)) return { ok: false, reason: 'MALFORMED_SIGNATURE' };
 
   const provided = Buffer.from(signature.slice(3).toLowerCase(), 'hex');

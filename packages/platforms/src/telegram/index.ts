@@ -1,2 +1,2 @@
-export { parseTelegramUpdate, readTelegramBotId, type TelegramParseContext } from './parse-update.ts';
+export { parseTelegramUpdate, readTelegramBotId, telegramUnknownChatType, type TelegramParseContext } from './parse-update.ts';
 export { createTelegramSender, type TelegramSenderOptions } from './telegram-sender.ts';

@@ -68,6 +68,13 @@ describe('parseTelegramUpdate', () => {
     expect(parseTelegramUpdate(update({ photo: [] }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
   });
 
+  it('ignores a chat type it does not know, whatever the message holds, instead of refusing the update', () => {
+    for (const message of [{ text: 'hello' }, { text: '/stop' }, { photo: [] }]) {
+      expect(parseTelegramUpdate(update({ ...message, chat: { id: 42, type: 'weird' } }), context)).toEqual({ kind: 'ignored', reason: 'unknown_chat_type' });
+    }
+    expect(() => parseTelegramUpdate(update({ text: 'hi', chat: { id: 42, type: 7 } }), context)).toThrow(PlatformError);
+  });
+
   it('rejects something that is not an Update with INVALID_PAYLOAD', () => {
     for (const body of [null, 'text', { message: {} }, { update_id: -1 }, { update_id: 1, message: { chat: {} } }]) {
       expect(() => parseTelegramUpdate(body, context)).toThrow(PlatformError);

@@ -5,7 +5,9 @@ import { normaliseInbound } from '../normalise-inbound.ts';
 import type { ParseResult } from '../types.ts';
 
 const userSchema = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional() }).passthrough();
-const chatSchema = z.object({ id: z.number().int(), type: z.enum(['private', 'group', 'supergroup', 'channel']) }).passthrough();
+// Any string: a chat type newer than this parser is acknowledged and ignored, not refused (see parseTelegramUpdate).
+const chatSchema = z.object({ id: z.number().int(), type: z.string() }).passthrough();
+const knownChatTypes = new Set(['private', 'group', 'supergroup', 'channel']);
 const messageSchema = z
   .object({
     message_id: z.number().int(),
@@ -19,6 +21,9 @@ const messageSchema = z
   })
   .passthrough();
 const updateSchema = z.object({ update_id: z.number().int().nonnegative(), message: messageSchema.optional() }).passthrough();
+
+/** The ignore reason of an update from a chat type this parser does not know; callers count it as rejected. */
+export const telegramUnknownChatType = 'unknown_chat_type';
 
 export interface TelegramParseContext {
   /** Numeric bot id: the part of the token before ':'. */
@@ -49,6 +54,9 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   }
   const { update_id: updateId, message } = parsed.data;
   if (!message) return { kind: 'ignored', reason: 'unsupported_update' };
+  // A 4xx makes Telegram re-deliver the update (and hold the ones behind it) for hours; a chat type
+  // the Bot API adds later is acknowledged and dropped instead, and counted by the caller (issue 17).
+  if (!knownChatTypes.has(message.chat.type)) return { kind: 'ignored', reason: telegramUnknownChatType };
   if (message.text === undefined || normaliseText(message.text).trim() === '') return { kind: 'ignored', reason: 'no_text' };
   if (!message.from) return { kind: 'ignored', reason: 'no_author' };
   if (message.from.is_bot) return { kind: 'ignored', reason: 'bot_author' };

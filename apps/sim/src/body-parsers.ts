@@ -3,7 +3,7 @@ import { SimError } from './errors.ts';
 
 /**
  * Replaces Fastify's parsers with lenient ones: the Bot API is called with
- * JSON, form-urlencoded or multipart bodies (PLATFORMS.md §3.1), grammY posts
+ * JSON, form-urlencoded or multipart bodies (Telegram Bot API, "Making requests"), grammY posts
  * parameterless methods as an empty JSON body, and a malformed body must end in
  * a clear 400, never a crash.
  */

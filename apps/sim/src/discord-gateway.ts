@@ -66,13 +66,13 @@ export interface DispatchResult {
   queued: boolean;
 }
 
-/** Sent payloads over this many bytes close the connection with 4002 (PLATFORMS.md §2.1). */
+/** Sent payloads over this many bytes close the connection with 4002 (Discord Gateway docs). */
 const maxPayloadBytes = 4096;
 const maxBufferedEvents = 5000;
 const maxSessions = 50;
 
 /**
- * The Discord Gateway (PLATFORMS.md §2.1) on `ws`, reached through the
+ * The Discord Gateway (as Discord's Gateway docs describe it) on `ws`, reached through the
  * Fastify server's upgrade event at /discord-gateway: Hello, Identify → READY,
  * heartbeats and ACKs, Resume with replay then RESUMED, op 7 and op 9 on
  * command, and a half-open ("zombie") switch.
@@ -303,7 +303,7 @@ export class DiscordGateway {
     const session = state.session;
     if (session && session.socket === state) {
       session.socket = undefined;
-      // A client closing with 1000/1001 ends its session (PLATFORMS.md §2.1).
+      // A client closing with 1000/1001 ends its session (Discord Gateway docs).
       if (code === 1000 || code === 1001) this.invalidate(session);
     }
     this.publishState('closed');

@@ -27,7 +27,7 @@ export interface InteractionResult {
   error?: string;
 }
 
-/** Discord gives an endpoint 3 s for its first answer (PLATFORMS.md §2.3). */
+/** Discord gives an endpoint 3 s for its first answer (Discord interactions docs). */
 const answerTimeoutMs = 3000;
 
 /**

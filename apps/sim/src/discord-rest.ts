@@ -22,7 +22,7 @@ const contentLimit = 2000;
 const nonceLimit = 25;
 
 /**
- * Discord REST v10 under `/api/v10` (PLATFORMS.md §2.2): the routes the
+ * Discord REST v10 under `/api/v10` (Discord REST docs): the routes the
  * adapter and @discordjs/ws use, with Bot auth, rate-limit headers on every
  * answer (@discordjs/rest reads them), Discord's error JSON, nonces with
  * enforce_nonce, and fault switches.
@@ -103,7 +103,7 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
     const body = readMessageBody(request.body);
     if (body.enforce_nonce === true && body.nonce !== undefined) {
       const existing = store.findByNonce(body.nonce);
-      // The message made the first time, and no second one (PLATFORMS.md §4).
+      // The message made the first time, and no second one (Discord's enforce_nonce).
       if (existing) return toMessage(store, existing);
     }
     const reference = body.message_reference;

@@ -35,7 +35,7 @@ interface Bucket {
   resetAt: number;
 }
 
-/** How long a nonce sent with enforce_nonce dedupes ("a few minutes", PLATFORMS.md §2.2). */
+/** How long a nonce sent with enforce_nonce dedupes ("a few minutes", Discord REST docs). */
 const nonceWindowMs = 5 * 60_000;
 const defaultApplicationId = '1100000000000000001';
 
@@ -105,7 +105,7 @@ export class DiscordStore {
     return token.length > 0 && (this.options.botToken === undefined || token === this.options.botToken);
   }
 
-  /** Ed25519 over timestamp + body, as Discord signs interactions (PLATFORMS.md §2.3). */
+  /** Ed25519 over timestamp + body, as Discord signs interactions (Discord interactions docs). */
   signInteraction(timestamp: string, body: string): string {
     return sign(null, Buffer.from(timestamp + body, 'utf8'), this.privateKey).toString('hex');
   }

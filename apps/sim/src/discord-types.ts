@@ -1,6 +1,6 @@
 /**
  * Discord wire shapes the sim produces (discord-api-docs: Message, User,
- * Gateway payloads), written here from the docs (PLATFORMS.md §2) rather than
+ * Gateway payloads), written here from Discord's developer docs rather than
  * imported from discord-api-types or an adapter.
  */
 
@@ -99,7 +99,7 @@ export class DiscordApiError extends Error {
   }
 }
 
-/** Gateway opcodes (PLATFORMS.md §2.1). */
+/** Gateway opcodes (Discord Gateway docs). */
 export const op = {
   dispatch: 0,
   heartbeat: 1,

@@ -36,7 +36,7 @@ export const slackEventInputSchema = z
 export type SlackEventInput = z.infer<typeof slackEventInputSchema>;
 export type SigningMode = SlackEventInput['signing'];
 
-/** Slack's retries after the first attempt (PLATFORMS.md §1.1); the sim sends them at once. */
+/** Slack's retries after the first attempt (Slack Events API docs); the sim sends them at once. */
 const maxRetries = 3;
 /** A stale request is this far in the past: past Slack's 5-minute window. */
 const staleBySeconds = 6 * 60;

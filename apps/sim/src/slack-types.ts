@@ -1,8 +1,8 @@
 import type { MethodFault } from './method-faults.ts';
 
 /**
- * Slack wire shapes the sim produces (Slack's Events API and Web API docs,
- * PLATFORMS.md §1), written here rather than imported from an SDK or adapter.
+ * Slack wire shapes the sim produces (Slack's Events API and Web API docs),
+ * written here rather than imported from an SDK or adapter.
  */
 
 /** The emulated workspace, app and bot: what auth.test answers and every envelope carries. */

@@ -17,7 +17,7 @@ interface WebApiRoute {
   Params: { method: string };
 }
 
-/** Slack stores at most this many characters of a message's text and cuts the rest (PLATFORMS.md §1.2). */
+/** Slack stores at most this many characters of a message's text and cuts the rest (Slack Web API docs). */
 const maxTextLength = 40_000;
 const tsPattern = /^\d+\.\d+$/;
 

@@ -5,7 +5,7 @@ export type Params = Record<string, unknown>;
 
 /**
  * The Bot API takes parameters from the query string and the body alike
- * (PLATFORMS.md §3.1); body values win. Form and query values arrive as text,
+ * (Telegram Bot API, "Making requests"); body values win. Form and query values arrive as text,
  * so readers below accept both a typed JSON value and its text form.
  */
 export function mergeParams(query: unknown, body: unknown): Params {

@@ -29,7 +29,7 @@ interface UpdateAnswer {
   error?: string;
 }
 
-// Private chats only: in groups the bot answers only when addressed (DESIGN §4), which is not what is measured here.
+// Private chats only: in groups the bot answers only when addressed (mentioned, in its thread, or in a DM), which is not what is measured here.
 export function createTelegramDriver(options: TelegramDriverOptions): PlatformDriver {
   // Fresh chat ids per run, so a long-lived simulator's records of an earlier run never mix in.
   const runBase = randomInt(1, 90_000) * 1_000_000;

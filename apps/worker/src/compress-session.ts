@@ -58,7 +58,7 @@ interface CompressionTrace {
 }
 
 /**
- * The one compression path (DESIGN §8): preflight, /compact and the admin
+ * The one compression path (docs/compression.md): preflight, /compact and the admin
  * action all come here. `force` (a person asked) ignores the backoff and the
  * automatic-compression stop. An interrupt (`signal`) is checked before the
  * summary is requested; once requested, the summary is finished and
@@ -115,7 +115,7 @@ function slotsFor(ctx: WorkerContext): ConcurrencyLimit {
   return slots;
 }
 
-/** compressConversation's steps (DESIGN §8 1–5), reporting the summariser's time and the sizes through `trace`. */
+/** compressConversation's steps (docs/compression.md), reporting the summariser's time and the sizes through `trace`. */
 async function runCompression(ctx: WorkerContext, conversationId: number, options: CompressionOptions, trace: CompressionTrace): Promise<CompressionResult> {
   const conversation = await loadConversation(ctx.db, conversationId);
   if (!conversation) return { outcome: 'not_needed' };

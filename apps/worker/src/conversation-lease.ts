@@ -23,7 +23,7 @@ export interface LeaseManager {
 }
 
 /**
- * The cluster-wide "one running turn per conversation" lease (DESIGN §5).
+ * The cluster-wide "one running turn per conversation" lease (docs/turns.md).
  * It expires by itself if its worker dies, so a crashed worker blocks a
  * conversation for at most one TTL.
  */

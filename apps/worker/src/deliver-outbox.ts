@@ -30,8 +30,8 @@ const maxAttempts = 10;
 
 /**
  * Sends a conversation's pending outbox rows (oldest first, as read with the
- * conversation's state or returned by the turn's commit) in order (DESIGN
- * §11). Stops at the first row that must wait, so a later part never
+ * conversation's state or returned by the turn's commit) in order. Stops
+ * at the first row that must wait, so a later part never
  * overtakes an earlier one; the recovery sweep brings the conversation back
  * when the row is due. The conversation's lease holder calls this, and each
  * row is claimed before it is sent, so a row is never sent twice at once even

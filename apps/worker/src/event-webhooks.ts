@@ -13,8 +13,8 @@ const maxAttempts = 12;
 const batch = 50;
 
 /**
- * Delivers recorded lifecycle events to the configured webhook URLs (DESIGN
- * §10): in order per conversation and URL, retried with exponential backoff,
+ * Delivers recorded lifecycle events to the configured webhook URLs
+ * (docs/restarts.md, "Lifecycle events"): in order per conversation and URL, retried with exponential backoff,
  * given up after `maxAttempts`. One worker delivers at a time: it holds an
  * advisory lock on a reserved connection, so if it dies another takes over
  * at its next tick.

@@ -35,7 +35,7 @@ const busyModeHelp: Record<string, string> = {
 };
 
 /**
- * Runs a chat command (DESIGN §6, issue: chat commands) in arrival order
+ * Runs a chat command (docs/turns.md, "Busy input modes") in arrival order
  * with the messages around it, and replies through the outbox; returns the
  * rows waiting to be delivered.
  * `stoppedEventIds` holds the /stop events that actually cancelled a turn in
@@ -106,7 +106,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
 /**
  * `/status` can be a conversation's first message and so start its first
  * session (or the first one after a suspension): announced with
- * `session.started` like one a turn starts (DESIGN §10). Only the lease
+ * `session.started` like one a turn starts (docs/restarts.md, "Lifecycle events"). Only the lease
  * holder runs commands, so no one else creates it meanwhile.
  */
 async function ensureAnnouncedSession(ctx: WorkerContext, conversation: ConversationRow): Promise<number> {

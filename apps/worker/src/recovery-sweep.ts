@@ -17,7 +17,7 @@ const strandedAfterMs = 3000;
 const batch = 500;
 
 /**
- * Repairs lost wake-ups (DESIGN §5): a crash between storing and enqueueing,
+ * Repairs lost wake-ups (docs/turns.md): a crash between storing and enqueueing,
  * a Redis restart that lost the queue, outbox rows whose retry is due. Every
  * worker sweeps; job ids carry a time bucket so many sweepers add one job per
  * conversation per bucket, and a conversation whose lease is held simply

@@ -3,7 +3,7 @@ import type { LifecycleEventType } from '@switchboard/queue';
 import type { WorkerContext } from './worker-context.ts';
 
 /**
- * DESIGN §9 on every worker start and every recovery sweep: workers whose
+ * The restart rules (docs/restarts.md) on every worker start and every recovery sweep: workers whose
  * heartbeat stopped are declared dead and their running turns cut off (one
  * restart counted per conversation), then conversations at the threshold are
  * suspended instead of resumed. The rest resume by themselves: their input is

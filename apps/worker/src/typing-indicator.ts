@@ -3,7 +3,7 @@ import type { PlatformSender } from '@switchboard/platforms';
 
 /** Quick turns finish before this, so they never cost a typing call. */
 const firstTypingAfterMs = 300;
-/** Shows "typing…" while a turn runs (DESIGN §11); failures are logged and ignored. */
+/** Shows "typing…" while a turn runs; failures are logged and ignored. */
 export function startTypingIndicator(sender: PlatformSender, target: Record<string, unknown>, log: Logger): { stop(): void } {
   // 0 = the platform has no typing indicator for bots (Slack's Web API).
   if (sender.typingIntervalMs <= 0) return { stop() {} };

@@ -50,7 +50,7 @@ const saveSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return 
 const deleteSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[2]) else return 0 end`;
 
 /**
- * The Discord Gateway side of ingress (DESIGN §4). Discord allows one
+ * The Discord Gateway side of ingress (verify, store once, then acknowledge). Discord allows one
  * connection per bot token to receive its events without sharding, and every
  * gateway process would otherwise open one and store every message once per
  * process. So one Redis lease per token decides which process connects; the
@@ -118,7 +118,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
         return;
       } catch (error) {
         if (error instanceof IngressError && error.code === 'ENQUEUE_FAILED') {
-          // Stored: the recovery sweep hands it to a worker once Redis is back (DESIGN §4).
+          // Stored: the recovery sweep hands it to a worker once Redis is back.
           log.warn({ err: error.cause, eventId: parsed.message.eventId }, 'discord message stored but not enqueued; the sweep will pick it up');
           return;
         }

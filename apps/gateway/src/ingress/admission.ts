@@ -26,7 +26,7 @@ export const admissionNotices = {
 const noticeQuietSeconds = { not_allowed: 24 * 3600, rate_limited: 60 } as const;
 
 /**
- * DESIGN §4 / access: allowlists per kind of chat, and a per-user message rate
+ * Access: allowlists per kind of chat, and a per-user message rate
  * (only /stop is exempt, so it always works; every other command posts a
  * reply or calls the summariser, so it counts like a message: issue 17). A refused message is never
  * stored and never starts a turn; the user is told once per quiet period.

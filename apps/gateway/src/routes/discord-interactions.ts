@@ -9,7 +9,7 @@ export interface DiscordInteractionsOptions {
   applicationId?: string;
 }
 
-/** Interaction response types (PLATFORMS.md §2.3). */
+/** Interaction response types (Discord interactions docs). */
 const response = { pong: 1, channelMessage: 4, deferredChannelMessage: 5 } as const;
 /** Message flag: only the invoking user sees it. */
 const ephemeral = 64;

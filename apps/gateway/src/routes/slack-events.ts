@@ -8,7 +8,7 @@ export interface SlackRouteOptions {
 }
 
 /**
- * `POST /webhooks/slack/events` (DESIGN §4, PLATFORMS.md §1.1). The signature
+ * `POST /webhooks/slack/events` (Slack Events API docs). The signature
  * covers the raw bytes, so the route lives in its own encapsulated scope whose
  * parsers hand the handler the body untouched; other routes keep Fastify's
  * JSON parser. Answers within Slack's 3 s: store once, enqueue, acknowledge.

@@ -6,7 +6,7 @@ import type { EventFanout } from './event-fanout.ts';
 const readyTimeoutMs = 3000;
 
 /**
- * `GET /admin/events`: a WebSocket stream of lifecycle events (DESIGN §10),
+ * `GET /admin/events`: a WebSocket stream of lifecycle events (docs/restarts.md, "Lifecycle events"),
  * one JSON object per message, `?conversation=ID` to follow one
  * conversation. The first message is `{"type":"stream.opened"}`: from then on
  * the client is subscribed and misses nothing this gateway receives.

@@ -52,7 +52,7 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       if (result.kind === 'not_found') throw notFound(id);
       if (result.kind === 'already_suspended') throw new AdminError('ALREADY_SUSPENDED', `conversation ${id} is already suspended (${result.reason ?? 'no reason'})`);
       emitLifecycleEvent(ctx, { type: 'conversation.suspended', conversationId: id, sessionId: result.preSuspendSessionId ?? undefined, reason });
-      // Parked, not finalized: a resume makes it current again (DESIGN §10).
+      // Parked, not finalized: a resume makes it current again (docs/restarts.md, "Lifecycle events").
       if (result.preSuspendSessionId !== null) emitLifecycleEvent(ctx, { type: 'session.parked', conversationId: id, sessionId: result.preSuspendSessionId, reason });
       return { ok: true as const, conversation: await reload(ctx, id) };
     },

@@ -7,7 +7,7 @@ import { AdminError } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
 import { OutboxList, OutboxListQuery, OutboxView, viewOutbox } from '../schemas/operation-schemas.ts';
 
-/** Undelivered and failed replies (DESIGN §11), and retrying one. */
+/** Undelivered and failed replies, and retrying one. */
 export function registerOutboxRoutes(scope: FastifyInstance, ctx: AdminContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
 

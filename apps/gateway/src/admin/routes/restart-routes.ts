@@ -8,7 +8,7 @@ import { RestartsView } from '../schemas/operation-schemas.ts';
 
 const listLimit = 200;
 
-/** Restart counters and suspended conversations (DESIGN §9): what the restart-loop guard looks at. */
+/** Restart counters and suspended conversations (docs/restarts.md): what the restart-loop guard looks at. */
 export function registerRestartRoutes(scope: FastifyInstance, ctx: AdminContext): void {
   scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/restarts',

@@ -18,7 +18,7 @@ export interface AccessRequest {
   roles?: readonly string[];
 }
 
-/** DESIGN §4: users outside an allowlist, where one applies, get a refusal, not a turn. */
+/** Access: users outside an allowlist, where one applies, get a refusal, not a turn. */
 export function decideAccess(policy: AccessPolicy, request: AccessRequest): 'allow' | 'not_allowed' {
   const mode = request.isDirect ? policy.dmPolicy : policy.groupPolicy;
   if (mode === 'open') return 'allow';

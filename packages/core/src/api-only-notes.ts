@@ -1,5 +1,5 @@
 /**
- * API-only context (DESIGN §2): sent to the model for one request, never
+ * API-only context: sent to the model for one request, never
  * stored, never summarised, never shown as something the user said.
  */
 export const apiOnlyNotes = {

@@ -14,7 +14,7 @@ export type NextWork<T extends PendingInput> = { kind: 'command'; event: T } | {
 
 /**
  * Decides what the conversation does next with its pending input, oldest
- * first (DESIGN §6). A command at the head runs alone. `queue` runs one
+ * first (docs/turns.md, "Busy input modes"). A command at the head runs alone. `queue` runs one
  * message per turn. `interrupt`, `collect` and `steer` take every message up
  * to the next command: under `interrupt` each later one would have stopped
  * the earlier turn anyway, `collect` merges them by definition, and `steer`
@@ -42,7 +42,7 @@ export function planNextWork<T extends PendingInput>(mode: BusyInputModeName, pe
   return { kind: 'turn', events };
 }
 
-/** Whether a new message should stop the running turn (DESIGN §6). */
+/** Whether a new message should stop the running turn (docs/turns.md, "Busy input modes"). */
 export function shouldInterrupt(mode: BusyInputModeName, signal: 'input' | 'stop'): boolean {
   return signal === 'stop' || mode === 'interrupt';
 }

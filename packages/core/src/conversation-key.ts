@@ -1,7 +1,7 @@
 export const platforms = ['slack', 'discord', 'telegram'] as const;
 export type Platform = (typeof platforms)[number];
 
-/** The parts that identify one conversation (DESIGN §2). */
+/** The parts that identify one conversation. */
 export interface ConversationAddress {
   platform: Platform;
   /** Slack team, Discord application/guild, Telegram bot id. */

@@ -3,7 +3,7 @@ import type { Platform } from './conversation-key.ts';
 /** The longest message each platform's client sends; a paste longer than this arrives in parts. */
 export const clientMessageLimits: Record<Platform, number> = { telegram: 4096, discord: 2000, slack: 4000 };
 
-/** A part is "near the limit" when it fills at least this share of it (DESIGN §4). */
+/** A part is "near the limit" when it fills at least this share of it (a long paste the client split into parts). */
 const nearLimitShare = 0.9;
 
 /**

@@ -13,7 +13,7 @@ export interface CompressionPlan<T> {
 }
 
 /**
- * Splits a session for compression (DESIGN §8): keep the newest messages
+ * Splits a session for compression (docs/compression.md): keep the newest messages
  * whose tokens fit `keepBudget`, summarise the rest. The cut never leaves a
  * tool result at the start of the kept part (it moves back to the assistant
  * message that called the tool), so no tool result is separated from its
@@ -35,7 +35,7 @@ export function planCompression<T extends CompressibleMessage>(messages: readonl
 
 /**
  * Leaves the oldest messages out of one request so it fits `budget` tokens,
- * when compression could not run (DESIGN §8). Same rule: the first message
+ * when compression could not run (docs/compression.md). Same rule: the first message
  * sent is never an orphan tool result.
  */
 export function trimOldestToFit<T extends CompressibleMessage>(messages: readonly T[], budget: number): { sent: T[]; dropped: number } {

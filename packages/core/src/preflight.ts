@@ -10,13 +10,13 @@ export interface PreflightInput {
   threshold: number;
 }
 
-/** Tokens the next request would carry, from the running estimates alone (DESIGN §8). */
+/** Tokens the next request would carry, from the running estimates alone (docs/compression.md). */
 export function estimateRequestTokens(input: Pick<PreflightInput, 'fixedTokens' | 'sessionTokens' | 'inputTokens'>): number {
   return input.fixedTokens + input.sessionTokens + input.inputTokens;
 }
 
 /**
- * The preflight check (DESIGN §8): compress before the request when it would
+ * The preflight check (docs/compression.md): compress before the request when it would
  * reach the threshold. O(1): it reads running totals, never the history, so
  * its cost does not grow with the conversation.
  */

@@ -5,7 +5,7 @@ export interface PreviousTurn {
 }
 
 /**
- * DESIGN §9: the next turn resumes a turn that a restart cut off (and gets
+ * The next turn resumes a turn that a restart cut off (and gets
  * the resume note) when that turn was the conversation's last one and ran on
  * this session — or on its parent, if a compression came in between. A fresh
  * session after a suspension or a reset is no resume.

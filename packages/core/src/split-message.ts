@@ -2,7 +2,7 @@ const fenceLine = /^\s*(`{3,}|~{3,})(.*)$/;
 const closeFence = '\n```';
 
 /**
- * Splits a reply into platform-sized parts (DESIGN §11): at a paragraph break
+ * Splits a reply into platform-sized parts: at a paragraph break
  * if there is one in the second half of the window, else a line break, else a
  * space, else a hard cut. A part that would end inside a code fence is closed
  * with ``` and the next part reopens it with the same opener (language kept),

@@ -13,7 +13,7 @@ export interface ToolTail {
   start: number;
   /** The tool messages of the tail, in order. */
   count: number;
-  /** Hash over each tool message's call id, tool name and content hash, in order (DESIGN §7). */
+  /** Hash over each tool message's call id, tool name and content hash, in order (docs/turns.md, "The recovery note"). */
   key: string;
 }
 

@@ -14,7 +14,7 @@ export const lifecycleEventTypes = [
 export type LifecycleEventType = (typeof lifecycleEventTypes)[number];
 
 /**
- * DESIGN §10. `turn.ended` is a boundary and destroys nothing; only
+ * Lifecycle events (docs/restarts.md). `turn.ended` is a boundary and destroys nothing; only
  * `session.finalized` tears down. A suspension parks the session instead
  * (`session.parked`): an operator's resume makes it current again, so a
  * receiver that tore down on it would lose what the resume restores.

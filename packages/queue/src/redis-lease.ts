@@ -18,7 +18,7 @@ export interface RedisLease {
   release(): Promise<void>;
 }
 
-/** The conversation lease (DESIGN §5): whoever holds it runs the conversation's turns. */
+/** The conversation lease (docs/turns.md): whoever holds it runs the conversation's turns. */
 export function conversationLeaseKey(prefix: string, conversationId: number): string {
   return `${prefix}:lease:conversation:${conversationId}`;
 }

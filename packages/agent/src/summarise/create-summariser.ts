@@ -6,7 +6,7 @@ export interface SummariserOptions {
   baseURL: string;
   apiKey: string;
   model: string;
-  /** A hanging summariser must not hold a turn forever (DESIGN §8). */
+  /** A hanging summariser must not hold a turn forever (docs/compression.md). */
   timeoutMs: number;
 }
 

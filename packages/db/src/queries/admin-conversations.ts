@@ -128,7 +128,7 @@ export async function sessionBelongsTo(db: DbExecutor, conversationId: number, s
   return rows.length === 1;
 }
 
-/** Conversations whose restart counter is above zero, highest first (DESIGN §9). */
+/** Conversations whose restart counter is above zero, highest first (docs/restarts.md). */
 export async function listRestartCounters(db: DbExecutor, limit: number): Promise<ConversationSummary[]> {
   return db
     .select({ ...getTableColumns(conversations), runningTurnId, queuedInput })

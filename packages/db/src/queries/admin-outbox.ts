@@ -14,7 +14,7 @@ export type OutboxEntry = typeof outbox.$inferSelect;
 
 export type OutboxRetryResult = { kind: 'retried'; row: OutboxEntry } | { kind: 'not_found' } | { kind: 'already_sent' };
 
-/** Undelivered outbox rows, newest first (DESIGN §11: failures are visible to operators). */
+/** Undelivered outbox rows, newest first (failures are visible to operators). */
 export async function listOutbox(db: DbExecutor, filter: OutboxFilter): Promise<{ items: OutboxEntry[]; nextCursor: number | null }> {
   const where: SQL[] = [filter.status === 'undelivered' ? inArray(outbox.status, ['pending', 'failed']) : eq(outbox.status, filter.status)];
   if (filter.conversationId !== undefined) where.push(eq(outbox.conversationId, filter.conversationId));

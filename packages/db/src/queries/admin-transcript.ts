@@ -50,7 +50,7 @@ interface Row extends Record<string, unknown> {
  * recursive walk up parent_session_id from the head, joined to the messages.
  * A child session is always created after its parent, so (session id, seq)
  * is the transcript's order. Only stored messages appear: API-only context
- * is never written (DESIGN §2), so it cannot leak here.
+ * is never written, so it cannot leak here.
  */
 export async function loadTranscriptPage(db: DbExecutor, query: TranscriptQuery): Promise<{ messages: TranscriptMessage[]; next: TranscriptPosition | null }> {
   const head =

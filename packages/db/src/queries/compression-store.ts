@@ -20,7 +20,7 @@ export interface SessionLock {
 
 /**
  * `pg_try_advisory_lock` on the session, on a connection reserved for it
- * (DESIGN §8): if this process dies mid-compression its connection closes and
+ * (docs/compression.md): if this process dies mid-compression its connection closes and
  * the lock goes with it, with no TTL to wait out.
  */
 export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: number): Promise<SessionLock> {
@@ -80,7 +80,7 @@ export interface CompressionCommit {
 }
 
 /**
- * The compression commit (DESIGN §8 step 4), one statement: the child session
+ * The compression commit (docs/compression.md), one statement: the child session
  * (parent = old) with the summary and the kept messages, the old session
  * ended `compressed`, and the conversation's pointer moved from old to child
  * only if it still points at old. If the pointer did not move, nothing else

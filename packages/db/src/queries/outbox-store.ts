@@ -6,7 +6,7 @@ export type OutboxRow = typeof outbox.$inferSelect;
 
 /**
  * Marks a part sent. A completed turn's reply reaching the user also clears
- * the conversation's restart counter (DESIGN §9): that is the proof the
+ * the conversation's restart counter (docs/restarts.md): that is the proof the
  * conversation gets through. Notices, command replies and a failed or
  * stopped turn's line are delivered too, but prove nothing about the turn
  * that keeps being cut off, so they leave the counter alone.

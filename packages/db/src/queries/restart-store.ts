@@ -3,7 +3,7 @@ import type { Database } from '../client.ts';
 
 /**
  * Conversations cut off by restarts `threshold` times in a row are suspended
- * instead of resumed (DESIGN §9): reason `restart_loop`, counter cleared, the
+ * instead of resumed (docs/restarts.md): reason `restart_loop`, counter cleared, the
  * session parked for operators, and the input of the cut-off turn held back
  * (status `held`) so it is not resumed behind the user's back; an operator's
  * resume releases it.

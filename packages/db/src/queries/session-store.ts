@@ -12,7 +12,7 @@ export async function loadSession(db: Database, sessionId: number): Promise<Sess
 
 /**
  * Records that a request carrying the recovery note for this tool tail
- * reached the model, so later turns over the same tail carry no note (DESIGN §7).
+ * reached the model, so later turns over the same tail carry no note (docs/turns.md, "The recovery note").
  */
 export async function acknowledgeRecoveryNote(db: Database, sessionId: number, tailKey: string): Promise<void> {
   await db.$client`update sessions set recovery_ack_key = ${tailKey} where id = ${sessionId}`;

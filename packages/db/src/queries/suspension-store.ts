@@ -30,7 +30,7 @@ export type ResumeResult =
   | { kind: 'not_suspended' };
 
 /**
- * Suspends a conversation (DESIGN §9; operators and the restart-loop guard):
+ * Suspends a conversation (docs/restarts.md; operators and the restart-loop guard):
  * status `suspended`, the current session parked in pre_suspend_session_id
  * and the pointer cleared, so the next message starts a fresh session while
  * the old chain stays intact for operators. The restart counter is cleared.

@@ -1,6 +1,6 @@
 import { bigint, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
-/** One place the bot talks in (DESIGN §2). Lives long; points at its current session. */
+/** One place the bot talks in. Lives long; points at its current session. */
 export const conversations = pgTable(
   'conversations',
   {

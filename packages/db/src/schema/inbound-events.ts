@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, jsonb, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
-/** What a platform delivered, stored once under its platform event id (DESIGN §2, §4). */
+/** What a platform delivered, stored once under its platform event id. */
 export const inboundEvents = pgTable(
   'inbound_events',
   {

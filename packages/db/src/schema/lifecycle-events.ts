@@ -1,6 +1,6 @@
 import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
-/** Lifecycle events (DESIGN §10), recorded so webhook delivery survives restarts. */
+/** Lifecycle events (docs/restarts.md, "Lifecycle events"), recorded so webhook delivery survives restarts. */
 export const lifecycleEvents = pgTable(
   'lifecycle_events',
   {

@@ -3,7 +3,7 @@ import { sessions } from './sessions.ts';
 
 export type StoredToolCall = { id: string; name: string; arguments: string };
 
-/** A transcript entry. Never holds API-only context (DESIGN §2). */
+/** A transcript entry. Never holds API-only context. */
 export const messages = pgTable(
   'messages',
   {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
-/** One chunk of a reply waiting for (or done with) delivery, written with the assistant message (DESIGN §11). */
+/** One chunk of a reply waiting for (or done with) delivery, written with the assistant message, in one transaction. */
 export const outbox = pgTable(
   'outbox',
   {

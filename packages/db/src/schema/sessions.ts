@@ -13,24 +13,24 @@ export const sessions = pgTable(
     parentSessionId: bigint('parent_session_id', { mode: 'number' }),
     status: text('status', { enum: ['active', 'compressed', 'finalized'] }).notNull().default('active'),
     endReason: text('end_reason'),
-    /** Running token estimate of the stored messages (kept per message, DESIGN §8). */
+    /** Running token estimate of the stored messages (kept per message, docs/compression.md). */
     tokenEstimate: integer('token_estimate').notNull().default(0),
     messageCount: integer('message_count').notNull().default(0),
     lastSeq: integer('last_seq').notNull().default(0),
-    /** Tool-tail key whose recovery note already reached the model (DESIGN §7). */
+    /** Tool-tail key whose recovery note already reached the model (docs/turns.md, "The recovery note"). */
     recoveryAckKey: text('recovery_ack_key'),
     /** Failed or non-shrinking compressions in a row; resets on a successful one. */
     compressFailures: integer('compress_failures').notNull().default(0),
     /** No automatic compression before this time (backoff after a failure). */
     nextCompressAt: timestamp('next_compress_at', { withTimezone: true }),
-    /** Automatic compression stopped for this session until an operator or /compact asks (DESIGN §8). */
+    /** Automatic compression stopped for this session until an operator or /compact asks (docs/compression.md). */
     compressBlocked: boolean('compress_blocked').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },
   (t) => [
     index('sessions_conversation_idx').on(t.conversationId),
-    // A session has at most one child: the chain is a line, never a fork (DESIGN §2).
+    // A session has at most one child: the chain is a line, never a fork.
     uniqueIndex('sessions_one_child_idx').on(t.parentSessionId).where(sql`${t.parentSessionId} is not null`),
   ],
 );

@@ -1,6 +1,6 @@
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
-/** Worker liveness: a row per worker process, its heartbeat renewed every few seconds (DESIGN §9). */
+/** Worker liveness: a row per worker process, its heartbeat renewed every few seconds (docs/restarts.md). */
 export const workers = pgTable('workers', {
   id: text('id').primaryKey(),
   hostname: text('hostname').notNull(),

@@ -29,7 +29,7 @@ const nonceMaxLength = 25;
 
 /**
  * Outbound Discord over @discordjs/rest. The worker's deliverer owns retries
- * and waiting (DESIGN §11), so the client is built not to retry or sleep:
+ * and waiting (429: the platform's Retry-After; 5xx: backoff, then failed), so the client is built not to retry or sleep:
  * `retries: 0` (5xx and network errors surface at once) and
  * `rejectOnRateLimit` (a 429, or a bucket the client knows is empty, throws a
  * RateLimitError carrying the wait instead of sleeping inside the call).
@@ -60,7 +60,7 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         content: text,
         // The answer may quote what users wrote; it must never ping @everyone or roles on its own.
         allowed_mentions: { parse: [], replied_user: true },
-        // A resend of the same outbox row returns the message Discord already made (PLATFORMS.md §4).
+        // A resend of the same outbox row returns the message Discord already made (Discord's enforce_nonce).
         ...(nonce ? { nonce, enforce_nonce: true } : {}),
         ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
       },

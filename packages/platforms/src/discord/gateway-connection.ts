@@ -7,7 +7,7 @@ import type { Logger } from '@switchboard/logger';
 /*
  * The inbound Discord Gateway, written on `ws` rather than @discordjs/ws
  * (2.0.4), because that manager, read at this version, falls short of what
- * DESIGN §4 asks of ingress in ways its options cannot change:
+ * ingress needs (no lost or duplicated events, no tight reconnect loop) in ways its options cannot change:
  * - after any failed connection it reconnects after a fixed 500 ms, forever:
  *   no backoff, so an outage or a network partition becomes a tight loop;
  * - a zombie connection is closed with a close handshake, and on a dead TCP
@@ -23,7 +23,7 @@ import type { Logger } from '@switchboard/logger';
 
 export const defaultDiscordIntents = GatewayIntentBits.GuildMessages | GatewayIntentBits.DirectMessages | GatewayIntentBits.MessageContent;
 
-/** Close codes after which reconnecting cannot help (PLATFORMS.md §2.1), with what the operator must fix. */
+/** Close codes after which reconnecting cannot help (Discord Gateway docs), with what the operator must fix. */
 export const fatalDiscordCloseCodes: ReadonlyMap<number, string> = new Map([
   [4004, 'authentication failed: DISCORD_BOT_TOKEN is wrong or was reset; copy the token again from the Developer Portal (Bot → Reset Token)'],
   [4010, 'invalid shard: the gateway refused shard [0, 1]; Switchboard runs one unsharded connection per bot'],
@@ -338,7 +338,7 @@ class GatewayConnection implements DiscordGatewayConnection {
           clearTimeout(helloTimer);
           const interval = (payload.d as { heartbeat_interval?: unknown } | null)?.heartbeat_interval;
           if (typeof interval !== 'number' || !(interval > 0)) return finish({ kind: 'resume' });
-          // The first beat after interval × random(0..1) spreads reconnecting clients (PLATFORMS.md §2.1).
+          // The first beat after interval × random(0..1) spreads reconnecting clients (Discord Gateway docs).
           later(Math.floor(interval * Math.random()), () => {
             beat();
             if (!settled) heartbeat = setInterval(beat, interval);

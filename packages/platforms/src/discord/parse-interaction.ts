@@ -52,7 +52,7 @@ export type DiscordInteractionParseResult =
   | { kind: 'command'; name: string; message: InboundMessage }
   | { kind: 'unsupported'; reason: string };
 
-/** Interaction types (PLATFORMS.md §2.3): 1 PING, 2 APPLICATION_COMMAND; the rest are not used. */
+/** Interaction types (Discord interactions docs): 1 PING, 2 APPLICATION_COMMAND; the rest are not used. */
 const interactionType = { ping: 1, applicationCommand: 2 } as const;
 
 /**

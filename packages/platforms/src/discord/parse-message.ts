@@ -47,7 +47,7 @@ export const discordThreadChannelTypes: ReadonlySet<number> = new Set([10, 11, 1
 
 /**
  * MESSAGE_CREATE `d` → normalised inbound message, or the reason it is ignored
- * (PLATFORMS.md §2.1). DMs (no guild_id) are always answered; in guilds only
+ * (Discord Gateway docs). DMs (no guild_id) are always answered; in guilds only
  * a mention of the bot, a reply to the bot, or a message in a thread the bot
  * takes part in. Conversation address:
  * - chatId is the channel id; a thread is its own channel on Discord, so a
@@ -55,7 +55,7 @@ export const discordThreadChannelTypes: ReadonlySet<number> = new Set([10, 11, 1
  *   (the thread already is the chat; nesting it under its parent would only
  *   add a second spelling of the same place);
  * - userScope is '' in DMs and the author's id in guild channels, which are
- *   scoped per user (DESIGN §2).
+ *   scoped per user.
  * Throws PlatformError INVALID_PAYLOAD for something that is not a message.
  */
 export function parseDiscordMessage(body: unknown, context: DiscordParseContext): ParseResult {

@@ -54,7 +54,7 @@ const quietEnvelopes = new Set(['url_verification', 'app_rate_limited']);
 
 /**
  * Slack Events API body → normalised inbound message, or why it is ignored
- * (PLATFORMS.md §1.1). DMs come as `message` with `channel_type:"im"`;
+ * (Slack Events API docs). DMs come as `message` with `channel_type:"im"`;
  * channels only through `app_mention`, so a mention is never seen twice.
  * Throws PlatformError INVALID_PAYLOAD for something that is not an envelope.
  */

@@ -29,7 +29,7 @@ export interface SlackAuthInfo {
   teamId: string;
 }
 
-/** Slack truncates a message's text past this many characters (PLATFORMS.md §1.2). */
+/** Slack truncates a message's text past this many characters (Slack Web API docs). */
 const slackHardLimit = 40_000;
 const defaultTimeoutMs = 30_000;
 /** `ok:false` answers that Slack documents as its own trouble, worth another try. */
@@ -37,7 +37,7 @@ const transientErrors = new Set(['internal_error', 'fatal_error', 'service_unava
 
 /**
  * A WebClient that never retries on its own: the worker's deliverer owns the
- * retry policy (DESIGN §11), so a 429 must surface at once as RATE_LIMITED
+ * retry policy (429: the platform's Retry-After; 5xx: backoff, then failed), so a 429 must surface at once as RATE_LIMITED
  * with its Retry-After instead of being slept through inside the SDK.
  */
 export function createSlackClient(options: SlackClientOptions): WebClient {

@@ -27,7 +27,7 @@ import {
 import { acceptedInput, checkAll, expectedEchoReplies } from '../support/turn-invariants.ts';
 
 /**
- * Busy input modes end to end (DESIGN §6–7): a message that arrives while a
+ * Busy input modes end to end (docs/turns.md): a message that arrives while a
  * turn runs, during model streaming and during a running tool, under each
  * mode, on two worker processes. Each case checks what the user saw, what
  * the model was asked, and what Postgres stored. Mid-turn input is sent only

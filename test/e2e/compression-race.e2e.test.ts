@@ -9,7 +9,7 @@ import { redisUrl } from '../support/test-env.ts';
 import { chatPrefix, lastUserText, modelRequests, requestsOfChat, waitForCondition, waitForIdle, waitForModelRequest, type ModelRequest } from '../support/turn-helpers.ts';
 
 /**
- * Compression under contention and crashes (DESIGN §8, issue 4), with
+ * Compression under contention and crashes (docs/compression.md, issue 4), with
  * compressions run by separate Node processes (test/support/compress-once.ts)
  * through the worker's own compressConversation. The system's worker has the
  * default 128k context, so it never compresses by itself here; the
@@ -155,7 +155,7 @@ describe('compression races and crashes across processes', () => {
     for (const r of results) expect(r.code, r.output).toBe(0);
     const outcomes = results.map((r) => r.result?.outcome);
     expect(outcomes.filter((o) => o === 'compressed')).toHaveLength(1);
-    // The losers found the lock taken and did not wait (DESIGN §8 step 1).
+    // The losers found the lock taken and did not wait (docs/compression.md).
     expect(outcomes.filter((o) => o === 'locked')).toHaveLength(7);
     const winner = results.find((r) => r.result?.outcome === 'compressed')!.result!;
     expect(winner.oldSessionId).toBe(rootId);

@@ -22,7 +22,7 @@ import {
 import { redisUrl } from '../support/test-env.ts';
 
 /**
- * Preflight compression end to end (DESIGN §8, issue 4): real gateway, real
+ * Preflight compression end to end (docs/compression.md, issue 4): real gateway, real
  * in-process worker, the simulator's scripted model as both the chat model
  * and the summariser, real Postgres and Redis.
  *

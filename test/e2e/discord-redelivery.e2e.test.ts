@@ -5,7 +5,7 @@ import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 /**
- * DESIGN §11 across a restart (issue 16, defect 8): a worker process that
+ * Delivery once and in order across a restart (issue 16, defect 8): a worker process that
  * sent an outbox row to Discord but died before marking it sent leaves the
  * row pending; the next worker process sends it again. What that resend
  * does must follow from the row alone (its id gives the nonce, its

@@ -5,7 +5,7 @@ import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 /**
- * Lifecycle events to webhooks (DESIGN §10, docs/restarts.md): recorded in
+ * Lifecycle events to webhooks (docs/restarts.md): recorded in
  * Postgres with the turn, POSTed signed (HMAC-SHA256 over timestamp and
  * body), in order per conversation, retried with backoff, and not lost when
  * the worker delivering them stops (SIGTERM) or dies (SIGKILL) while the

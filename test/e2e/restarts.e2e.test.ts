@@ -19,7 +19,7 @@ import { TestSystem } from '../support/system.ts';
 import { lastUserText, modelRequests, userTexts, waitForCondition, waitForRequestFor, type ModelRequest } from '../support/turn-helpers.ts';
 
 /**
- * DESIGN §9–10 with real worker processes (docs/restarts.md). Restarting a
+ * Restarts and lifecycle events with real worker processes (docs/restarts.md). Restarting a
  * worker process costs seconds, so the conversations share one timeline of
  * four restarts of the only worker, each conversation playing one case:
  *
@@ -51,7 +51,7 @@ const text = {
   loopAgain: 'c7101:slow again',
 } as const;
 
-describe('restarts with real worker processes (DESIGN §9)', () => {
+describe('restarts with real worker processes', () => {
   let system: TestSystem;
   let lifecycle: Awaited<ReturnType<typeof subscribeLifecycleEvents>>;
   const stops: StopResult[] = [];
@@ -191,7 +191,7 @@ describe('restarts with real worker processes (DESIGN §9)', () => {
       ['failed', true],
     ]);
     await lifecycle.waitFor('conversation.suspended', (e) => e.type === 'conversation.suspended' && e.conversationId === loop.id && e.reason === 'restart_loop');
-    // The session is parked, not over: an operator's resume brings it back, so no session.finalized (DESIGN §10).
+    // The session is parked, not over: an operator's resume brings it back, so no session.finalized (docs/restarts.md, "Lifecycle events").
     await lifecycle.waitFor('session.parked', (e) => e.type === 'session.parked' && e.conversationId === loop.id && e.sessionId === loopSessionId && e.reason === 'restart_loop');
     expect(lifecycle.of(loop.id).filter((e) => e.type === 'session.finalized')).toEqual([]);
     // Its cut-off input is held, not resumed behind the user's back.

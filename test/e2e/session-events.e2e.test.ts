@@ -4,7 +4,7 @@ import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 /**
- * DESIGN §10 (issue 16, defects 9 and 10): every session a worker starts is
+ * Lifecycle events (issue 16, defects 9 and 10): every session a worker starts is
  * announced with `session.started`; a suspension parks a session, it does not
  * end it, so it is announced as `session.parked`; `session.finalized` is kept
  * for sessions that are really over. The restart counter is set in SQL (the

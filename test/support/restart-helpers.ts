@@ -5,7 +5,7 @@ import { redisUrl } from './test-env.ts';
 import { lastUserText, waitForCondition, waitForModelRequest, type ModelRequest } from './turn-helpers.ts';
 
 /**
- * Helpers for the restart tests (DESIGN §9–10, docs/restarts.md): real
+ * Helpers for the restart tests (docs/restarts.md): real
  * worker processes stopped with SIGTERM or SIGKILL and started again, what
  * Postgres says about conversations, turns and workers, and the lifecycle
  * events on Redis.

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A lifecycle-event webhook receiver for the tests (DESIGN §10): a plain
+ * A lifecycle-event webhook receiver for the tests (docs/restarts.md, "Lifecycle events"): a plain
  * node:http server on a free loopback port that verifies every request's
  * signature the way a customer would (written here from the documented
  * scheme, not with the worker's signing code), records it, and answers 500

@@ -211,7 +211,7 @@ export interface ChatSnapshot {
   conversationId: number;
   busyMode: string | null;
   recoveryAckKey: string | null;
-  /** The conversation's own state (DESIGN §9): 'active' or 'suspended', and its restart counter. */
+  /** The conversation's own state (docs/restarts.md): 'active' or 'suspended', and its restart counter. */
   status?: string;
   restartCount?: number;
   /**

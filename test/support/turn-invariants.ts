@@ -16,7 +16,7 @@ import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatSnapshot, ty
 /**
  * The invariants every conversation must satisfy once it is idle, whatever
  * its busy mode and whatever interleaving of messages, tools, /stop,
- * compression, restarts and lease loss it went through (DESIGN §5–9). Each
+ * compression, restarts and lease loss it went through (docs/turns.md, docs/compression.md, docs/restarts.md). Each
  * check returns human-readable violations, empty when the invariant holds;
  * (h)–(m), the ones about faults, are in turn-fault-invariants.ts.
  */
@@ -78,7 +78,7 @@ export function checkTurnsDoNotOverlap(snapshot: ChatSnapshot): string[] {
 /**
  * The tool_call_ids of the tool tail a request shows before `index`: the run
  * of tool messages there, past any user input of turns that never reached the
- * model (findToolTail, DESIGN §7), opened by an assistant message with tool calls.
+ * model (findToolTail, docs/turns.md), opened by an assistant message with tool calls.
  */
 function tailBefore(messages: ModelRequest['body']['messages'], index: number): string[] {
   let end = index;

@@ -1,17 +1,2 @@
-export type HarnessErrorCode = 'SERVICE_MISSING' | 'SERVICE_START_FAILED' | 'NOT_PROVIDED';
-
-/**
- * A harness failure the person running the tests can act on (install
- * something, read a server log). The message is one line; the stack is
- * dropped because it points into the harness, never at the cause.
- */
-export class HarnessError extends Error {
-  constructor(
-    readonly code: HarnessErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HarnessError';
-    this.stack = `${this.name} [${code}]: ${message}`;
-  }
-}
+// Moved to scripts/lib/services so apps (the chaos run) can start their own Postgres and Redis; tests keep importing from here.
+export * from '../../scripts/lib/services/harness-error.ts';

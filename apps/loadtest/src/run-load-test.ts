@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { repoRoot } from '../../../scripts/lib/processes.ts';
 import { startSystemUnderTest, type SystemUnderTest } from './bench/system-under-test.ts';
 import { createRandom, createSendGate, runConversation, type ConversationRun, type RunContext } from './conversation-runner.ts';
-import type { ChatHandle, PlatformDriver, PlatformName } from './drivers/platform-driver.ts';
+import type { BotReply, ChatHandle, PlatformDriver, PlatformName } from './drivers/platform-driver.ts';
 import { unsupportedPlatformReason } from './drivers/platform-driver.ts';
 import { checkPlatformWiring, createDrivers } from './drivers/create-drivers.ts';
 import { readJson } from './http-json.ts';
@@ -22,6 +22,8 @@ export interface RunHooks {
   signal?: AbortSignal;
   /** Called once the system is up, before any line is sent (the bench samples memory from here). */
   onStarted?: (system: { target: LoadTarget; spawned?: SystemUnderTest }) => void;
+  /** Called with every conversation's records and what each platform recorded, before the report is built (the chaos run measures recovery from them). */
+  onReplies?: (runs: ConversationRun[], repliesByChat: Map<string, Map<string, BotReply[]>>) => void;
 }
 
 interface ModelRequestRecord {
@@ -172,6 +174,7 @@ async function replay(
     const chats = runs.filter((run) => run.chat.platform === platform).map((run) => run.chat);
     if (chats.length > 0) repliesByChat.set(platform, await driver.listReplies(chats));
   }
+  hooks.onReplies?.(runs, repliesByChat);
   const replies = createReplyCounts();
   const problems: ReplyProblem[] = [];
   for (const run of runs) {

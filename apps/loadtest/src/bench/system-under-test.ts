@@ -30,10 +30,14 @@ export interface SystemUnderTest {
   gateways: ManagedProcess[];
   workers: ManagedProcess[];
   processes: ManagedProcess[];
+  /** Starts a stopped (or killed) sim, gateway or worker again: same name, env and port; resolves once it answers its health check. */
+  startAgain(process: ManagedProcess): Promise<ManagedProcess>;
   close(): Promise<void>;
 }
 
 export interface SystemOptions {
+  /** Postgres (superuser URL on any database) and Redis to use instead of scripts/services.sh's (the chaos run brings its own, to kill). */
+  services?: { adminUrl: string; redisUrl: string };
   gateways?: number;
   workers: number;
   workerEnv?: Record<string, string>;
@@ -46,15 +50,25 @@ export interface SystemOptions {
   platforms?: readonly string[];
   /** Run sims, gateways and workers from `dist/` (`npm run build`, plain node) instead of the sources under tsx. */
   built?: boolean;
+  /** With `built`: the bundles' directory (default dist/); it must lie inside the repository, so they find node_modules. */
+  distDir?: string;
+}
+
+function startSharedServices(): { adminUrl: string; redisUrl: string } {
+  const services = execFileSync('bash', [join(repoRoot, 'scripts/services.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return {
+    adminUrl: /DATABASE_URL=([^\s'"]+)/.exec(services)?.[1] ?? 'postgres://switchboard@127.0.0.1:54329/switchboard',
+    redisUrl: /REDIS_URL=([^\s'"]+)/.exec(services)?.[1] ?? 'redis://127.0.0.1:63799',
+  };
 }
 
 /** dist/<name>.js that `npm run build` makes from each entry point (scripts/build.mjs). */
 const builtEntries: Record<string, string> = { 'apps/sim/src/main.ts': 'sim', 'apps/gateway/src/main.ts': 'gateway', 'apps/worker/src/main.ts': 'worker' };
 
-function spawnBuilt(name: string, entry: string, env: Record<string, string>, logDir: string): ManagedProcess {
+function spawnBuilt(name: string, entry: string, env: Record<string, string>, logDir: string, distDir = join(repoRoot, 'dist')): ManagedProcess {
   const built = builtEntries[entry];
   if (!built) throw new Error(`no built entry for ${entry}`);
-  return spawnCommand(name, process.execPath, ['--enable-source-maps', join(repoRoot, 'dist', `${built}.js`)], env, logDir);
+  return spawnCommand(name, process.execPath, ['--enable-source-maps', join(distDir, `${built}.js`)], env, logDir);
 }
 
 /**
@@ -68,9 +82,7 @@ function spawnBuilt(name: string, entry: string, env: Record<string, string>, lo
  * recorded in one place; the others only deliver updates.
  */
 export async function startSystemUnderTest(name: string, options: SystemOptions): Promise<SystemUnderTest> {
-  const services = execFileSync('bash', [join(repoRoot, 'scripts/services.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const adminUrl = /DATABASE_URL=([^\s'"]+)/.exec(services)?.[1] ?? 'postgres://switchboard@127.0.0.1:54329/switchboard';
-  const redisUrl = /REDIS_URL=([^\s'"]+)/.exec(services)?.[1] ?? 'redis://127.0.0.1:63799';
+  const { adminUrl, redisUrl } = options.services ?? startSharedServices();
   const dbName = `sb_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
   await admin`drop database if exists ${admin(dbName)} with (force)`;
@@ -106,11 +118,16 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     withDiscord ? { DISCORD_BOT_TOKEN: discord.botToken, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: `${simUrl}/api` } : {},
   );
   const { profileDir } = options;
-  const start = (processName: string, entry: string, processEnv: Record<string, string>) =>
+  const specs = new Map<string, { entry: string; env: Record<string, string>; healthUrl: string }>();
+  const start = (processName: string, entry: string, processEnv: Record<string, string>, healthUrl: string) => {
+    specs.set(processName, { entry, env: processEnv, healthUrl });
+    return spawnFor(processName, entry, processEnv);
+  };
+  const spawnFor = (processName: string, entry: string, processEnv: Record<string, string>) =>
     profileDir
       ? spawnProfiledApp(processName, entry, processEnv, logDir, join(profileDir, processName))
       : options.built
-        ? spawnBuilt(processName, entry, processEnv, logDir)
+        ? spawnBuilt(processName, entry, processEnv, logDir, options.distDir)
         : spawnApp(processName, entry, processEnv, logDir);
   const sims = simPorts.map((port, i) =>
     start(
@@ -123,15 +140,16 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
         SIM_TELEGRAM_WEBHOOK_URL: `${gatewayUrls[i]}/webhooks/telegram`,
         ...(withSlack ? { SIM_SLACK_EVENTS_URL: `${gatewayUrls[i]}/webhooks/slack/events` } : {}),
       },
+      `${inboundSimUrls[i]}/control/health`,
     ),
   );
   // Replays and benchmarks send at machine speed, far past any person's pace: the per-user courtesy limit
   // (30 messages a minute by default) would answer them with a notice instead of a turn.
   const gatewayEnv = { USER_RATE_LIMIT_PER_MINUTE: '0', ...options.gatewayEnv };
-  const gateways = gatewayPorts.map((port, i) => start(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...gatewayEnv, PORT: String(port) }));
+  const gateways = gatewayPorts.map((port, i) => start(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...gatewayEnv, PORT: String(port) }, `${gatewayUrls[i]}/readyz`));
   const workerPorts = await Promise.all(Array.from({ length: options.workers }, () => getFreePort()));
   const workerUrls = workerPorts.map((port) => `http://127.0.0.1:${port}`);
-  const workers = workerPorts.map((port, i) => start(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }));
+  const workers = workerPorts.map((port, i) => start(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }, `${workerUrls[i]}/healthz`));
   const processes = [...sims, ...gateways, ...workers];
   const stopAll = async () => {
     // Workers first, so none is mid-turn when its gateway or simulator disappears.
@@ -166,6 +184,19 @@ export async function startSystemUnderTest(name: string, options: SystemOptions)
     gateways,
     workers,
     processes,
+    async startAgain(old) {
+      const spec = specs.get(old.name);
+      if (!spec) throw new Error(`startAgain: ${old.name} was not started by this system`);
+      await old.stop('SIGKILL');
+      const fresh = spawnFor(old.name, spec.entry, spec.env);
+      // Replaced in place, so close() stops the new process and callers holding the arrays see it.
+      for (const list of [sims, gateways, workers, processes]) {
+        const index = list.indexOf(old);
+        if (index >= 0) list[index] = fresh;
+      }
+      await waitForHttp(spec.healthUrl, 90_000, fresh);
+      return fresh;
+    },
     async close() {
       await stopAll();
       await admin`drop database if exists ${admin(dbName)} with (force)`;

@@ -1,0 +1,109 @@
+import type { ConversationRun } from '../conversation-runner.ts';
+import type { BotReply } from '../drivers/platform-driver.ts';
+import { checkConversationReplies, createReplyCounts, type ReplyCounts, type ReplyProblem } from '../reply-checker.ts';
+import { parseTurnTag } from '../transcripts.ts';
+import type { FaultKind } from './fault-schedule.ts';
+import type { InjectedFault } from './fault-injectors.ts';
+
+/**
+ * What users saw, judged per platform and per fault: the reply counts the
+ * load test makes, split by platform (each has its own duplicate promise),
+ * and how long each kind of fault kept conversations waiting.
+ */
+
+export type RepliesByChat = Map<string, Map<string, BotReply[]>>;
+
+export interface PlatformReplies extends ReplyCounts {
+  /** Lost replies whose turn the model failed while it was down on purpose: the user got the short error line instead (docs/turns.md, Model errors). */
+  modelErrorLines: number;
+}
+
+export interface RecoveryFigures {
+  faults: number;
+  /** Conversations waiting for a reply when the fault ended. */
+  affected: number;
+  /** Of those, how many got no reply at all afterwards. */
+  unrecovered: number;
+  maxMs: number;
+  p99Ms: number;
+}
+
+export function countRepliesByPlatform(runs: ConversationRun[], replies: RepliesByChat, faults: InjectedFault[]): Record<string, PlatformReplies> {
+  const byPlatform: Record<string, PlatformReplies> = {};
+  const modelDown = faults.filter((f) => f.fault.kind === 'model-failing');
+  for (const run of runs) {
+    const platform = run.chat.platform;
+    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0 });
+    const chatReplies = replies.get(platform)?.get(run.chat.chatId) ?? [];
+    const problems: ReplyProblem[] = [];
+    checkConversationReplies(run, chatReplies, 'queue', counts, problems);
+    for (const problem of problems) {
+      if (problem.kind !== 'lost' || problem.turn === undefined) continue;
+      const sentAt = run.records[problem.turn]?.sentAt ?? 0;
+      if (answeredWithModelError(sentAt, chatReplies, run.script.index, modelDown)) {
+        counts.lost -= 1;
+        counts.modelErrorLines += 1;
+      }
+    }
+  }
+  return byPlatform;
+}
+
+/** Sent before a deliberate model outage ended, and the chat got an untagged line (the error line) during it or its retries. */
+function answeredWithModelError(sentAt: number, replies: BotReply[], scriptIndex: number, outages: InjectedFault[]): boolean {
+  const retrySlackMs = 30_000;
+  return outages.some(
+    (outage) =>
+      sentAt <= outage.endedAt &&
+      replies.some((r) => r.at >= outage.startedAt && r.at <= outage.endedAt + retrySlackMs && parseTurnTag(r.text)?.conversationIndex !== scriptIndex),
+  );
+}
+
+/**
+ * Recovery after each fault: from the moment it was undone until the next
+ * reply in each conversation that was waiting for one then (a line sent
+ * before, its reply not yet come). Max and p99 per kind.
+ */
+export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat, faults: InjectedFault[]): Record<string, RecoveryFigures> {
+  const samples = new Map<FaultKind, { faults: number; times: number[]; unrecovered: number }>();
+  for (const injected of faults) {
+    const entry = samples.get(injected.fault.kind) ?? { faults: 0, times: [], unrecovered: 0 };
+    samples.set(injected.fault.kind, entry);
+    entry.faults += 1;
+    const end = injected.endedAt;
+    for (const run of runs) {
+      const waiting = run.records.some((r) => r?.delivered && r.sentAt < end && (r.repliedAt === undefined || r.repliedAt > end));
+      if (!waiting) continue;
+      const next = (replies.get(run.chat.platform)?.get(run.chat.chatId) ?? []).find((r) => r.at >= end);
+      if (next) entry.times.push(next.at - end);
+      else entry.unrecovered += 1;
+    }
+  }
+  const figures: Record<string, RecoveryFigures> = {};
+  for (const [kind, entry] of samples) {
+    const sorted = [...entry.times].sort((a, b) => a - b);
+    figures[kind] = {
+      faults: entry.faults,
+      affected: sorted.length + entry.unrecovered,
+      unrecovered: entry.unrecovered,
+      maxMs: sorted.at(-1) ?? 0,
+      p99Ms: sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] as number),
+    };
+  }
+  return figures;
+}
+
+/** Replies per second over the run, for the timeline chart. */
+export function countRepliesPerSecond(replies: RepliesByChat, startedAt: number): number[] {
+  const perSecond: number[] = [];
+  for (const chats of replies.values()) {
+    for (const list of chats.values()) {
+      for (const reply of list) {
+        const second = Math.max(0, Math.floor((reply.at - startedAt) / 1000));
+        while (perSecond.length <= second) perSecond.push(0);
+        perSecond[second] = (perSecond[second] as number) + 1;
+      }
+    }
+  }
+  return perSecond;
+}

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
 import type { Database, Sql } from '@switchboard/db';
@@ -37,6 +37,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     // Per-request logs cost more than the ingress itself at load; errors and rejections are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Behind a TLS proxy, request.ip, .protocol and .host are the client's (TRUST_PROXY, docs/admin.md).
+    trustProxy: toFastifyTrustProxy(deps.config.TRUST_PROXY),
   });
 
   // One error handler: the client learns the status, never the internals.
@@ -63,4 +65,16 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   }
   await registerAdmin(app, { config: deps.config, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, metrics });
   return app;
+}
+
+/**
+ * TRUST_PROXY as Fastify takes it. Fastify 5 answers a bare hop count by
+ * trusting nobody (fastify/lib/request.js: a direct client could claim any
+ * number of hops), which would leave a configured count silently doing
+ * nothing; the count becomes the function Express uses instead: the nearest
+ * n hops are proxies. docs/admin.md says when a count is safe.
+ */
+function toFastifyTrustProxy(setting: GatewayConfig['TRUST_PROXY']): FastifyServerOptions['trustProxy'] {
+  if (typeof setting !== 'number') return setting;
+  return (_address: string, hop: number) => hop < setting;
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 // Field builders shared by every entry point's schema, so one env name means
@@ -71,3 +72,50 @@ export const telegramToken = z
   .regex(/^\d+:[A-Za-z0-9_-]+$/, 'must look like <bot id>:<secret> as BotFather gives it')
   .optional()
   .or(z.literal('').transform(() => undefined));
+
+/** Names proxy-addr (Fastify's trustProxy) knows for whole address ranges. */
+const trustProxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY (docs/admin.md, "Behind a TLS proxy"): which peers may tell
+ * the gateway the client's address and scheme in X-Forwarded-For/-Proto/-Host.
+ * Unset, empty, `false` or `0`: nobody (the connecting address is the
+ * client). A comma-separated list of IPs, CIDRs or `loopback`, `linklocal`,
+ * `uniquelocal`: those proxies. An integer n: the nearest n hops, whoever
+ * they are. `true`: every hop, so the left-most X-Forwarded-For entry counts.
+ * The last two let any client that reaches the gateway directly claim an
+ * address; use them only where the proxy is the only way in.
+ */
+export const trustProxy = z
+  .string()
+  .trim()
+  .default('false')
+  .transform((value, ctx): boolean | number | string[] => {
+    if (value === '' || value === 'false' || value === '0') return false;
+    if (value === 'true') return true;
+    if (/^\d+$/.test(value)) {
+      const hops = Number(value);
+      if (hops <= 32) return hops;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a hop count of at most 32' });
+      return z.NEVER;
+    }
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.find((entry) => !trustProxyRangeNames.has(entry) && !isAddressOrCidr(entry));
+    if (bad === undefined) return entries;
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `must be false, true, a hop count, or comma-separated IPs, CIDRs, loopback, linklocal or uniquelocal (not "${bad}")`,
+    });
+    return z.NEVER;
+  });
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/** ADMIN_COOKIE_SECURE: `auto` marks the admin session cookie `Secure` when the client's scheme is https (through TRUST_PROXY behind a proxy). */
+export const adminCookieSecure = z.enum(['auto', 'always', 'never']).default('auto');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  adminCookieSecure,
   busyInputMode,
   logLevel,
   nonNegativeInt,
@@ -12,6 +13,7 @@ import {
   redisUrl,
   telegramSecret,
   telegramToken,
+  trustProxy,
   url,
 } from './fields.ts';
 
@@ -67,6 +69,10 @@ export const gatewayEnvSchema = z
     HOST: z.string().trim().min(1).default('127.0.0.1'),
     PORT: port(3000),
     ADMIN_TOKEN: optionalSecret,
+    /** Proxies trusted to name the client's address and scheme (X-Forwarded-*): the admin failure limiter, audit log and Secure cookie use them. */
+    TRUST_PROXY: trustProxy,
+    /** `Secure` on the admin session cookie: auto (when the client's scheme is https), always, never. */
+    ADMIN_COOKIE_SECURE: adminCookieSecure,
     TELEGRAM_WEBHOOK_SECRET: telegramSecret,
     /** webhook: Telegram posts to /webhooks/telegram; polling: one gateway process long-polls getUpdates. */
     TELEGRAM_MODE: z.enum(['webhook', 'polling']).default('webhook'),

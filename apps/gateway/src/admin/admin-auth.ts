@@ -4,7 +4,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { AdminError, sendAdminError } from './admin-errors.ts';
 import { readCookie, sessionCookieName, verifySessionCookie } from './admin-session-cookie.ts';
 import { findAdminToken, type AdminToken } from './admin-tokens.ts';
-import type { FailureLimiter } from './failure-limiter.ts';
+import { clientKeyOf, type FailureLimiter } from './failure-limiter.ts';
 
 export interface AdminAuthOptions {
   tokens: readonly AdminToken[];
@@ -27,8 +27,10 @@ type Credential = { kind: 'bearer' | 'query'; token: AdminToken | undefined } | 
  */
 export function createAdminAuthHook(options: AdminAuthOptions) {
   return async function authenticateAdmin(request: FastifyRequest, reply: FastifyReply) {
+    // The client's own address behind a trusted proxy (TRUST_PROXY), never the proxy's: else ten bad requests lock every operator out.
     const address = request.ip;
-    const blockedMs = options.limiter.blockedForMs(address);
+    const limiterKey = clientKeyOf(address);
+    const blockedMs = options.limiter.blockedForMs(limiterKey);
     if (blockedMs > 0) {
       options.metrics.countAdminAuthFailure('blocked');
       reply.header('retry-after', String(Math.ceil(blockedMs / 1000)));
@@ -48,7 +50,7 @@ export function createAdminAuthHook(options: AdminAuthOptions) {
       options.metrics.countAdminAuthFailure('missing');
       request.log.debug({ clientAddress: address, url: request.routeOptions.url }, 'admin request without credentials');
     } else {
-      options.limiter.recordFailure(address);
+      options.limiter.recordFailure(limiterKey);
       options.metrics.countAdminAuthFailure('wrong');
       options.log.warn({ clientAddress: address, url: request.routeOptions.url, credential: credential.kind }, 'admin authentication failed');
     }
@@ -72,12 +74,16 @@ function readCredential(request: FastifyRequest, options: AdminAuthOptions): Cre
   return { kind: 'none' };
 }
 
-/** Browsers send Origin on cross-origin requests and on every WebSocket; when present it must be this host. */
+/**
+ * Browsers send Origin on cross-origin requests and on every WebSocket; when
+ * present it must be this host: the one the client asked for, which behind a
+ * trusted proxy that rewrites Host is X-Forwarded-Host (request.host).
+ */
 function isSameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   try {
-    return new URL(origin).host === request.headers.host;
+    return new URL(origin).host === request.host;
   } catch {
     return false;
   }

@@ -15,6 +15,7 @@ export type AdminErrorCode =
   | 'NOT_SUSPENDED'
   | 'ALREADY_SENT'
   | 'JOB_NOT_FAILED'
+  | 'READ_ONLY'
   | 'REDIS_UNAVAILABLE';
 
 const statusOf: Record<AdminErrorCode, number> = {
@@ -32,6 +33,7 @@ const statusOf: Record<AdminErrorCode, number> = {
   NOT_SUSPENDED: 409,
   ALREADY_SENT: 409,
   JOB_NOT_FAILED: 409,
+  READ_ONLY: 405,
   REDIS_UNAVAILABLE: 503,
 };
 

@@ -56,6 +56,15 @@ function decodeCookieValue(raw: string): string {
   }
 }
 
+/**
+ * Whether the session cookie gets `Secure`: `auto` when the client's scheme
+ * is https, which behind a TLS proxy is what X-Forwarded-Proto says, read
+ * only when TRUST_PROXY trusts that proxy (issue 17, defect 7).
+ */
+export function isSecureCookie(setting: 'auto' | 'always' | 'never', clientProtocol: string): boolean {
+  return setting === 'always' || (setting === 'auto' && clientProtocol === 'https');
+}
+
 export function formatSessionCookie(value: string, options: { maxAgeSeconds: number; secure: boolean }): string {
   return [
     `${sessionCookieName}=${encodeURIComponent(value)}`,

@@ -1,3 +1,4 @@
+import fastifyHelmet from '@fastify/helmet';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, registerAjvFormats } from '@fastify/type-provider-typebox';
@@ -26,6 +27,7 @@ import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerRestartRoutes } from './routes/restart-routes.ts';
 import { registerSessionRoutes } from './routes/session-routes.ts';
 import { registerTurnRoutes } from './routes/turn-routes.ts';
+import { adminSecurityHeaders, allowThirdPartyStyles } from './security-headers.ts';
 
 export interface AdminDeps {
   config: GatewayConfig;
@@ -72,6 +74,7 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
     async (admin) => {
       admin.setValidatorCompiler(TypeBoxValidatorCompiler);
       admin.setErrorHandler(handleAdminError);
+      await admin.register(fastifyHelmet, adminSecurityHeaders);
       await admin.register(registerConsole);
       await admin.register(async (secured) => {
         secured.decorateRequest('adminActor', '');
@@ -96,7 +99,10 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
             return document;
           },
         });
-        await secured.register(fastifySwaggerUi, { routePrefix: '/docs' });
+        await secured.register(async (docs) => {
+          docs.addHook('onRequest', allowThirdPartyStyles);
+          await docs.register(fastifySwaggerUi, { routePrefix: '/docs' });
+        });
         await secured.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
         secured.get('/openapi.json', { schema: { hide: true } }, async () => secured.swagger());
         registerSessionRoutes(secured, ctx);

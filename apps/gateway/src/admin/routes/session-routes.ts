@@ -1,15 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AdminContext } from '../admin-context.ts';
-import { formatSessionCookie, sessionLifetimeMs, signSessionCookie } from '../admin-session-cookie.ts';
+import { auditAction, type AdminContext } from '../admin-context.ts';
+import { formatSessionCookie, isSecureCookie, sessionLifetimeMs, signSessionCookie } from '../admin-session-cookie.ts';
 import { errors, Timestamp } from '../schemas/common-schemas.ts';
 
 /**
  * Browser sign-in: a caller who authenticated (with the Bearer header) gets
  * the session cookie the console, /admin/docs and /admin/queues run on.
+ * Sign-ins and sign-outs are audited (`session.start`, `session.end`) with
+ * the client's address, never the token or the cookie. Failed sign-ins are
+ * refused by the auth hook before they get here: they are in the log and
+ * `switchboard_admin_auth_failures_total`, not in the audit log, so no
+ * unauthenticated request can write a row.
  */
 export function registerSessionRoutes(scope: FastifyInstance, ctx: AdminContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const secure = (protocol: string) => isSecureCookie(ctx.config.ADMIN_COOKIE_SECURE, protocol);
 
   app.post(
     '/session',
@@ -24,8 +30,10 @@ export function registerSessionRoutes(scope: FastifyInstance, ctx: AdminContext)
       const token = ctx.tokens.find((candidate) => candidate.name === request.adminActor);
       if (!token) throw new Error('authenticated actor has no token');
       const cookie = signSessionCookie(token);
-      reply.header('set-cookie', formatSessionCookie(cookie.value, { maxAgeSeconds: Math.floor(sessionLifetimeMs / 1000), secure: request.protocol === 'https' }));
-      return { ok: true as const, actor: token.name, expiresAt: new Date(cookie.expiresAt).toISOString() };
+      const expiresAt = new Date(cookie.expiresAt).toISOString();
+      await auditAction(ctx, ctx.db, request, { action: 'session.start', target: `session:${token.name}`, result: 'ok', detail: { expiresAt } });
+      reply.header('set-cookie', formatSessionCookie(cookie.value, { maxAgeSeconds: Math.floor(sessionLifetimeMs / 1000), secure: secure(request.protocol) }));
+      return { ok: true as const, actor: token.name, expiresAt };
     },
   );
 
@@ -33,7 +41,8 @@ export function registerSessionRoutes(scope: FastifyInstance, ctx: AdminContext)
     '/session',
     { schema: { tags: ['session'], summary: 'End the browser session (clears the cookie)', response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errors() } } },
     async (request, reply) => {
-      reply.header('set-cookie', formatSessionCookie('', { maxAgeSeconds: 0, secure: request.protocol === 'https' }));
+      await auditAction(ctx, ctx.db, request, { action: 'session.end', target: `session:${request.adminActor}`, result: 'ok' });
+      reply.header('set-cookie', formatSessionCookie('', { maxAgeSeconds: 0, secure: secure(request.protocol) }));
       return { ok: true as const };
     },
   );

@@ -37,7 +37,7 @@ export interface IngressDeps extends AdmissionDeps {
 export const overflowNotice = 'You have sent more messages than I can keep up with. I will answer what I have; please wait before sending more.';
 
 /**
- * The shared ingress step for every platform (DESIGN §4): store once, then
+ * The shared ingress step for every platform: store once, then
  * wake the conversation and signal a running turn. Throws IngressError when
  * storing or enqueueing fails, so the route answers 503 and the platform
  * re-delivers. An event Postgres can never store (a data error, not an outage)

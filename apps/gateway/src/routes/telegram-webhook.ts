@@ -11,7 +11,7 @@ export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps,
   app.post(
     '/webhooks/telegram',
     {
-      // Verify before the body is even parsed: a forged request leaves no trace (DESIGN §4).
+      // Verify before the body is even parsed: a forged request leaves no trace.
       onRequest: async (request, reply) => {
         const header = request.headers['x-telegram-bot-api-secret-token'];
         if (!equalsConstantTime(typeof header === 'string' ? header : undefined, options.secret)) {

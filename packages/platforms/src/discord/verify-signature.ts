@@ -23,7 +23,7 @@ const ed25519SpkiPrefix = Buffer.from('302a300506032b6570032100', 'hex');
 const keyCache = new Map<string, KeyObject | null>();
 
 /**
- * Discord's interaction signature (PLATFORMS.md §2.3): Ed25519 over
+ * Discord's interaction signature (Discord interactions docs): Ed25519 over
  * `timestamp + rawBody` with the application's public key, and the timestamp
  * within ±5 minutes of now, as Slack's check has (Discord documents no
  * window, but without one a captured interaction verifies forever). Never throws:

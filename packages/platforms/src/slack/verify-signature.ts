@@ -17,7 +17,7 @@ export type SlackSignatureFailure = 'MISSING_HEADERS' | SignatureTimestampFailur
 export type SlackSignatureResult = { ok: true } | { ok: false; reason: SlackSignatureFailure };
 
 /**
- * Checks Slack's v0 request signature (PLATFORMS.md §1.1): HMAC-SHA256 keyed
+ * Checks Slack's v0 request signature (Slack Events API docs): HMAC-SHA256 keyed
  * by the signing secret over `v0:{timestamp}:{rawBody}`, compared in constant
  * time over the raw bytes, with a ±5 minute window against replays. Never
  * throws: every bad input is a failure with a reason code for the log.

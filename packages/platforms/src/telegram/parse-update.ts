@@ -91,7 +91,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   };
 }
 
-// Privacy mode delivers commands, mentions and replies in groups; answer only those (DESIGN §4).
+// Privacy mode delivers commands, mentions and replies in groups; answer only those (in groups the bot answers when addressed).
 function isAddressedToBot(message: z.infer<typeof messageSchema>, context: TelegramParseContext): boolean {
   const text = message.text ?? '';
   if (text.startsWith('/')) return true;

@@ -91,7 +91,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   };
 }
 
-// Privacy mode delivers commands, mentions and replies in groups; answer only those (in groups the bot answers when addressed).
+// Privacy mode delivers commands, mentions and replies in groups; in a group the bot answers only when addressed, so only those.
 function isAddressedToBot(message: z.infer<typeof messageSchema>, context: TelegramParseContext): boolean {
   const text = message.text ?? '';
   if (text.startsWith('/')) return true;

@@ -25,6 +25,14 @@ const answerToolCallWithoutId: Answer = (res) => {
   res.end(`${chunk({ role: 'assistant', tool_calls: [call] })}${chunk({}, 'tool_calls')}data: [DONE]\n\n`);
 };
 
+const answerWaits =
+  (...seconds: number[]): Answer =>
+  (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const calls = seconds.map((s, index) => ({ index, id: `call_w${index}`, type: 'function', function: { name: 'wait', arguments: JSON.stringify({ seconds: s }) } }));
+    res.end(`${chunk({ role: 'assistant', tool_calls: calls })}${chunk({}, 'tool_calls')}data: [DONE]\n\n`);
+  };
+
 const answerError =
   (status: number, headers: Record<string, string> = {}): Answer =>
   (res) => {
@@ -148,6 +156,23 @@ describe('createOpenAiRuntime', () => {
       await expect(turn).resolves.toMatchObject({ outcome: 'interrupted' });
       expect(performance.now() - abortedAt).toBeLessThan(200);
       expect(received).toHaveLength(1);
+    });
+  });
+
+  describe('the turn wait budget', () => {
+    it('is shared by every wait of one turn, across tool rounds, and starts afresh with the next turn', async () => {
+      const agent = runtime({ turnWaitBudgetMs: 300 });
+      const toolResults = (entries: { role: string; content: string }[]) => entries.filter((e) => e.role === 'tool').map((e) => e.content);
+      answers = [answerWaits(0.2), answerWaits(0.2, 0.1), answerText('done')];
+      const first = await agent.runTurn(ask());
+      expect(first.text).toBe('done');
+      expect(toolResults(first.entries)).toEqual([
+        'waited 0.2 seconds',
+        "error: refused: only 0.1 of this turn's 0.3 seconds of waiting are left; wait less or answer without waiting",
+        'waited 0.1 seconds',
+      ]);
+      answers = [answerWaits(0.2), answerText('again')];
+      expect(toolResults((await agent.runTurn(ask())).entries)).toEqual(['waited 0.2 seconds']);
     });
   });
 });

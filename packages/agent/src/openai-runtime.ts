@@ -3,6 +3,7 @@ import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from '
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { AgentError } from './agent-error.ts';
 import { retryModelRequest, type ModelRetry, type ModelRetryPolicy } from './model-retry.ts';
+import type { TurnWaitBudget } from './tools/define-tool.ts';
 import type { ToolRegistry } from './tools/tool-registry.ts';
 import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 
@@ -13,6 +14,8 @@ export interface OpenAiRuntimeOptions {
   timeoutMs: number;
   maxToolIterations: number;
   tools: ToolRegistry;
+  /** What all waiting tool calls of one turn may wait together, ms (TURN_WAIT_BUDGET_SECONDS); default: no turn budget. */
+  turnWaitBudgetMs?: number;
   /** 429, 5xx and lost connections are retried this way (model-retry.ts); default: 2 retries, 30 s longest wait. */
   retry?: Partial<ModelRetryPolicy>;
   /** Told before each retry's wait, for logs and metrics. */
@@ -59,6 +62,8 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
       let messages = [...request.messages];
       const oneShot = new Set(request.oneShotNotes ?? []);
       const interrupted = (): RunTurnResult => ({ outcome: 'interrupted', entries, text: '' });
+      // One per turn, shared by its tool calls: what one call waited, the next cannot.
+      const waitBudget: TurnWaitBudget = { budgetMs: options.turnWaitBudgetMs ?? Number.POSITIVE_INFINITY, spentMs: 0 };
 
       for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
         if (request.signal.aborted) return interrupted();
@@ -93,7 +98,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
           if (request.signal.aborted) content = cancelledToolResult;
           else {
             try {
-              content = await options.tools.call(call.name, call.arguments, { signal: request.signal });
+              content = await options.tools.call(call.name, call.arguments, { signal: request.signal, waitBudget });
             } catch {
               content = cancelledToolResult;
             }

@@ -15,6 +15,15 @@ export const port = (fallback: number) =>
 export const positiveInt = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').default(fallback);
 
+/** An integer within [min, max]: for limits where 0 or a huge value would switch the protection off by accident. */
+export const intInRange = (fallback: number, min: number, max: number) =>
+  z.coerce
+    .number({ invalid_type_error: 'must be a number' })
+    .int('must be an integer')
+    .min(min, `must be between ${min} and ${max}`)
+    .max(max, `must be between ${min} and ${max}`)
+    .default(fallback);
+
 export const nonNegativeInt = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be an integer').min(0, 'must be 0 or more').default(fallback);
 

@@ -42,6 +42,26 @@ describe('parseConfig', () => {
   });
 });
 
+describe('time and turn limits (issue 17, defect 3)', () => {
+  it('has documented defaults', () => {
+    const config = parseConfig(workerEnvSchema, {});
+    expect([config.TURN_TIMEOUT_MS, config.TOOL_WAIT_MAX_SECONDS, config.TURN_WAIT_BUDGET_SECONDS, config.USER_MAX_RUNNING_TURNS]).toEqual([300_000, 60, 120, 4]);
+  });
+
+  it('refuses values that would switch a limit off or leave a turn no time to answer', () => {
+    expect(() => parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '999' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
+    expect(() => parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '86400000' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
+    expect(() => parseConfig(workerEnvSchema, { TOOL_WAIT_MAX_SECONDS: '601' })).toThrow(/TOOL_WAIT_MAX_SECONDS must be between 0 and 600/);
+    expect(() => parseConfig(workerEnvSchema, { TURN_WAIT_BUDGET_SECONDS: '-1' })).toThrow(/TURN_WAIT_BUDGET_SECONDS must be between 0 and 3600/);
+    expect(() => parseConfig(workerEnvSchema, { USER_MAX_RUNNING_TURNS: '0' })).toThrow(/USER_MAX_RUNNING_TURNS must be between 1 and 1000/);
+    expect(parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '1500', TOOL_WAIT_MAX_SECONDS: '0', USER_MAX_RUNNING_TURNS: '1' })).toMatchObject({
+      TURN_TIMEOUT_MS: 1500,
+      TOOL_WAIT_MAX_SECONDS: 0,
+      USER_MAX_RUNNING_TURNS: 1,
+    });
+  });
+});
+
 function errorOf(fn: () => unknown): ConfigError {
   try {
     fn();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   adminCookieSecure,
   busyInputMode,
+  intInRange,
   logLevel,
   nonNegativeInt,
   optionalSecret,
@@ -157,6 +158,23 @@ export const workerEnvSchema = z
     /** How long to wait for the next part after a near-limit part of a long paste (DESIGN §4); 0 turns merging off. */
     PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
     MAX_TOOL_ITERATIONS: positiveInt(8),
+    /**
+     * The longest one turn may run, from its start (compression included) to
+     * its answer; past it the turn is stopped, ends `failed` (`TURN_TIMEOUT`)
+     * and the user is told (docs/guarantees.md "Time and turn limits").
+     * 1 s to 1 h: a turn must still be able to answer, and a slot must come back.
+     */
+    TURN_TIMEOUT_MS: intInRange(300_000, 1_000, 3_600_000),
+    /** The most one `wait` tool call may wait; a longer request is a tool error the model reads. */
+    TOOL_WAIT_MAX_SECONDS: intInRange(60, 0, 600),
+    /** The most all `wait` calls of one turn may wait together; once spent, a wait is a tool error at once. */
+    TURN_WAIT_BUDGET_SECONDS: intInRange(120, 0, 3_600),
+    /**
+     * Turns of one platform user running at once, across all workers; a
+     * conversation whose next input is from a user at the limit is deferred
+     * (its input stays pending) until one of them ends.
+     */
+    USER_MAX_RUNNING_TURNS: intInRange(4, 1, 1_000),
     /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
     HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
     /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */

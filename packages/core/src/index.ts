@@ -11,3 +11,4 @@ export { decideAccess, type AccessPolicy, type AccessRequest } from './access-po
 export { estimateRequestTokens, needsCompression, type PreflightInput } from './preflight.ts';
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
+export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';

@@ -3,8 +3,19 @@ import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 
 export interface ToolContext {
-  /** Aborted when the turn is interrupted or stopped; long tools must honour it. */
+  /** Aborted when the turn is interrupted, stopped or out of time; long tools must honour it. */
   signal: AbortSignal;
+  /**
+   * The turn's waiting budget, shared by every call of one turn: a tool that
+   * waits takes what it waits from it (`wait`). The runtime makes one per
+   * turn; without one, only a tool's own per-call limit applies.
+   */
+  waitBudget?: TurnWaitBudget;
+}
+
+export interface TurnWaitBudget {
+  readonly budgetMs: number;
+  spentMs: number;
 }
 
 export interface Tool<S extends z.ZodTypeAny = z.ZodTypeAny> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinTools } from './builtin-tools.ts';
+import { builtinTools, createBuiltinTools } from './builtin-tools.ts';
 import { createToolRegistry } from './tool-registry.ts';
 
 const registry = createToolRegistry(builtinTools);
@@ -30,6 +30,28 @@ describe('createToolRegistry', () => {
     controller.abort();
     await expect(pending).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('offers wait with its per-call limit as the schema maximum, and refuses a longer wait as a tool error', async () => {
+    const limited = createToolRegistry(createBuiltinTools({ waitMaxSeconds: 5 }));
+    const wait = limited.definitions.find((d) => d.function.name === 'wait');
+    expect(wait?.function.parameters).toMatchObject({ properties: { seconds: { type: 'number', minimum: 0, maximum: 5 } } });
+    expect(wait?.function.description).toContain('at most 5');
+    const started = Date.now();
+    expect(await limited.call('wait', JSON.stringify({ seconds: 600 }), context())).toBe('error: invalid arguments: seconds at most 5 seconds per call');
+    expect(Date.now() - started).toBeLessThan(100);
+  });
+
+  it('takes each wait from the turn budget and refuses, at once, what the budget no longer covers', async () => {
+    const waitBudget = { budgetMs: 300, spentMs: 0 };
+    const call = (seconds: number) => registry.call('wait', JSON.stringify({ seconds }), { ...context(), waitBudget });
+    expect(await call(0.2)).toBe('waited 0.2 seconds');
+    expect(waitBudget.spentMs).toBe(200);
+    const started = Date.now();
+    expect(await call(0.2)).toBe("error: refused: only 0.1 of this turn's 0.3 seconds of waiting are left; wait less or answer without waiting");
+    expect(await call(0.1)).toBe('waited 0.1 seconds');
+    expect(await call(0.1)).toBe('error: refused: this turn has used all of its 0.3 seconds of waiting; answer without waiting');
+    expect(Date.now() - started).toBeLessThan(300);
   });
 
   it('returns the current time as an ISO timestamp', async () => {

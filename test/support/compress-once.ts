@@ -8,6 +8,7 @@ import { createLogger } from '@switchboard/logger';
 import { compressConversation } from '../../apps/worker/src/compress-session.ts';
 import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
 import { createHistoryCache } from '../../apps/worker/src/history-cache.ts';
+import { createDeferredConversations } from '../../apps/worker/src/deferred-conversations.ts';
 import type { LeaseManager } from '../../apps/worker/src/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
     metrics: createWorkerMetrics(),
     emit: async () => undefined,
     running: new Map(),
+    deferred: createDeferredConversations(),
+    wake: unused('queue'),
     closing: false,
   };
   try {

@@ -113,6 +113,23 @@ describe('chat completions through the openai SDK', () => {
     expect((await recordedRequests()).map((request) => request.ruleIndex)).toEqual([0, undefined]);
   });
 
+  it('answers every first step with a firstStep tool rule, and never the follow-up that carries its tool results', async () => {
+    await setScript({ rules: [{ match: 'slow', firstStep: true, toolCalls: [{ name: 'wait', arguments: { seconds: 1 } }] }] });
+    const first = await client.chat.completions.create({ model: 'sim-model', messages: ask('slow please') });
+    const again = await client.chat.completions.create({ model: 'sim-model', messages: ask('slow please') });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(again.choices[0]?.finish_reason).toBe('tool_calls');
+    const followUp = await client.chat.completions.create({
+      model: 'sim-model',
+      messages: [
+        ...ask('slow please'),
+        { role: 'assistant', content: null, tool_calls: [call!] },
+        { role: 'tool', tool_call_id: call!.id, content: 'waited 1 seconds' },
+      ],
+    });
+    expect(followUp.choices[0]?.message.content).toBe('echo: slow please');
+  });
+
   it('returns non-streaming tool calls with null content', async () => {
     await setScript({ rules: [{ toolCalls: [{ name: 'wait', arguments: { seconds: 2 } }] }] });
     const completion = await client.chat.completions.create({ model: 'sim-model', messages: ask('slow please') });

@@ -38,6 +38,13 @@ const ruleSchema = z
     chunkDelayMs: z.number().int().nonnegative().optional(),
     hang: z.boolean().optional(),
     times: z.number().int().nonnegative().optional(),
+    /**
+     * Fits only a turn's first request, not the follow-ups that carry tool
+     * results after the last user message; with it a tool rule can answer
+     * every turn for that text (`times` then defaults to unlimited) without
+     * answering its own tool results forever.
+     */
+    firstStep: z.boolean().optional(),
   })
   .strict();
 
@@ -115,8 +122,9 @@ export class ModelScriptRunner {
   /** Picks the rule (consuming one use) and the reply for a request's messages. */
   plan(messages: unknown[]): ReplyPlan {
     const lastUserText = findLastUserText(messages);
+    const firstStep = !hasToolResultAfterLastUser(messages);
     const base = { delayMs: this.script.delayMs, chunkDelayMs: this.script.chunkDelayMs, chunkSize: this.script.chunkSize };
-    const ruleIndex = this.rules.findIndex((compiled) => compiled.remaining > 0 && fits(compiled, lastUserText));
+    const ruleIndex = this.rules.findIndex((compiled) => compiled.remaining > 0 && fits(compiled, lastUserText) && (!compiled.rule.firstStep || firstStep));
     const compiled = this.rules[ruleIndex];
     if (!compiled) return { ...base, kind: 'reply', content: this.defaultReply(lastUserText), toolCalls: [] };
 
@@ -151,7 +159,7 @@ export class ModelScriptRunner {
       rule,
       ...(rule.matchRegex !== undefined ? { regex: new RegExp(rule.matchRegex) } : {}),
       // A tool-calling rule that answered forever would loop the agent forever.
-      remaining: rule.times ?? (rule.toolCalls ? 1 : Number.POSITIVE_INFINITY),
+      remaining: rule.times ?? (rule.toolCalls && !rule.firstStep ? 1 : Number.POSITIVE_INFINITY),
     }));
     this.lookup = script.default.type === 'lookup' ? new Map(Object.entries(script.default.replies)) : new Map();
   }
@@ -190,6 +198,15 @@ export function findLastUserText(messages: unknown[]): string {
     if (message?.role === 'user') return contentText(message.content);
   }
   return '';
+}
+
+function hasToolResultAfterLastUser(messages: unknown[]): boolean {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const role = (messages[index] as { role?: unknown } | null)?.role;
+    if (role === 'user') return false;
+    if (role === 'tool') return true;
+  }
+  return false;
 }
 
 export function contentText(content: unknown): string {

@@ -4,9 +4,11 @@ import type { WorkerMetrics } from './worker-metrics.ts';
 
 /**
  * Why a turn stopped. `not_begun`: its running-turn row was refused (another
- * turn still runs, or the restart threshold was reached), so it must not go on.
+ * turn still runs, the restart threshold was reached, or its user runs
+ * USER_MAX_RUNNING_TURNS already), so it must not go on. `timeout`: it ran
+ * TURN_TIMEOUT_MS (issue 17, defect 3).
  */
-export type StopReason = 'interrupt' | 'stop' | 'shutdown' | 'lease_lost' | 'not_begun';
+export type StopReason = 'interrupt' | 'stop' | 'shutdown' | 'lease_lost' | 'not_begun' | 'timeout';
 
 /**
  * The in-process handle of a conversation's turn, registered BEFORE the

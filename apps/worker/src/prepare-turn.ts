@@ -46,7 +46,14 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
   const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
   let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
-  const begin = beginTurn(ctx.db, { conversationId, sessionId: session.id, workerId: ctx.workerId, suspendThreshold: ctx.config.RESTART_SUSPEND_THRESHOLD }).then(async (begun) => {
+  const begin = beginTurn(ctx.db, {
+    conversationId,
+    sessionId: session.id,
+    workerId: ctx.workerId,
+    suspendThreshold: ctx.config.RESTART_SUSPEND_THRESHOLD,
+    firstInputEventId: (input[0] as InboundEventRow).id,
+    maxRunningPerUser: ctx.config.USER_MAX_RUNNING_TURNS,
+  }).then(async (begun) => {
     if (begun.kind === 'begun') await ctx.emit({ type: 'turn.started', conversationId, sessionId: session.id, turnId: begun.turnId });
     else stopTurn(active, 'not_begun');
     return begun;

@@ -118,14 +118,21 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     // Rows another live worker is sending are not this worker's to wait for: the sweep comes back (no spin on the lease).
     if (work.kind === 'idle') return older === 'elsewhere' ? 'yield' : 'done';
     let toDeliver: OutboxRow[];
+    // The user of the input the turn would take (the oldest pending), when a turn would start now.
+    const user = work.kind === 'turn' ? state.pendingUser : undefined;
     if (work.kind === 'command') {
       toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds, held.claimId);
+    } else if (user && state.lastTurn?.status !== 'running' && user.runningTurns >= ctx.config.USER_MAX_RUNNING_TURNS) {
+      // Checked before anything starts (no model request, no row); beginTurn holds the limit exactly when this read raced.
+      return deferTurn(ctx, conversationId, user.key);
     } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
       waiting = active;
       continue;
     } else {
       markTaken(active, (work.events.at(-1) as { id: number }).id);
+      if (user) ctx.deferred.forget(user.key, conversationId);
       const outcome = await runTurn(ctx, state, work.events, active, held);
+      if (outcome.kind === 'deferred') return deferTurn(ctx, conversationId, user?.key);
       if (outcome.kind === 'recheck') {
         // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
         await applyRestartRules(ctx);
@@ -135,6 +142,8 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
       if (outcome.kind === 'lost') return 'yield'; // another holder has it, or the sweep hands it on
       if (outcome.kind === 'cut_off') return 'done';
       toDeliver = outcome.outbox;
+      // A slot of this user is free again: the conversation of theirs this worker held back longest goes next.
+      if (user) wakeDeferred(ctx, user.key);
       // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
       if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
     }
@@ -149,6 +158,27 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     // the lease is released, so a second state read here would only repeat it.
     if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return 'done';
   }
+}
+
+/**
+ * The user of this conversation's next input runs USER_MAX_RUNNING_TURNS
+ * turns (issue 17, defect 3): the conversation is let go with its input
+ * pending, untouched and in order. It is woken again when a turn of that user
+ * ends on this worker, and by the recovery sweep in any case (its input is
+ * pending). 'yield', so the work loop does not look again at once.
+ */
+function deferTurn(ctx: WorkerContext, conversationId: number, userKey: string | undefined): 'yield' {
+  if (userKey) ctx.deferred.defer(userKey, conversationId);
+  ctx.metrics.countTurnLimit('user_busy');
+  ctx.log.debug({ conversationId, userKey }, 'conversation deferred: its user runs USER_MAX_RUNNING_TURNS turns');
+  return 'yield';
+}
+
+function wakeDeferred(ctx: WorkerContext, userKey: string): void {
+  const next = ctx.deferred.takeNext(userKey);
+  if (next === undefined) return;
+  // Not awaited: the reply goes out first. A lost wake-up costs only time: the sweep wakes the conversation too.
+  ctx.wake(next, 'deferred').catch((err: unknown) => ctx.log.warn({ err, conversationId: next }, 'could not wake a deferred conversation; the sweep will'));
 }
 
 function deliveryDeps(ctx: WorkerContext, held: LeaseHolding): DeliveryDeps {

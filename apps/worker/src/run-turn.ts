@@ -12,7 +12,7 @@ import {
   type OutboxRow,
   type TurnState,
 } from '@switchboard/db';
-import { markTaken, type ActiveTurn } from './active-turn.ts';
+import { markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import type { LeaseHolding } from './conversation-lease.ts';
 import { buildModelMessages } from './build-model-messages.ts';
 import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
@@ -25,6 +25,8 @@ export const notices = {
   rateLimited: 'I am getting too many requests right now. Please try again in a minute.',
   refused: 'I cannot help with that request.',
   empty: 'I have no answer to that.',
+  /** The turn ran TURN_TIMEOUT_MS and was stopped (issue 17, defect 3). */
+  timedOut: 'That took too long and was stopped. Please try again, perhaps with a smaller request.',
   suspendedRestartLoop:
     'Your previous session was paused after it was cut off by repeated restarts, so this is a fresh start. An operator can restore the earlier session.',
 } as const;
@@ -38,7 +40,9 @@ export type TurnOutcome =
   /** This worker lost the conversation (lease lost, or the fenced commit refused): it sends nothing more for it. */
   | { kind: 'lost' }
   /** A stale running turn was settled or the restart threshold reached: apply the restart rules and read again. */
-  | { kind: 'recheck' };
+  | { kind: 'recheck' }
+  /** Its input's user already runs USER_MAX_RUNNING_TURNS turns: nothing was written, the input stays pending for later. */
+  | { kind: 'deferred' };
 
 /** What the runtime produced, or the notice that stands for it. */
 interface ExecutedTurn {
@@ -60,9 +64,19 @@ interface ExecutedTurn {
 export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, holding: LeaseHolding): Promise<TurnOutcome> {
   // The last turn still running is not ours to continue: a dead worker's, or one that lost the lease.
   if (state.lastTurn?.status === 'running') return settleStaleTurn(ctx, state.conversation.id, holding);
-  const prepared = await prepareTurn(ctx, state, input, active);
-  if ('kind' in prepared) return handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
-  const executed = await executeTurn(ctx, prepared, input, active);
+  // The turn's time budget (issue 17, defect 3) runs from here: compression, model requests,
+  // retries and tools all count; the commit and the delivery do not. It ends the turn through
+  // the same signal as /stop, so every wait the turn is in is cut at once.
+  const deadline = setTimeout(() => stopTurn(active, 'timeout'), ctx.config.TURN_TIMEOUT_MS);
+  let prepared: Awaited<ReturnType<typeof prepareTurn>>;
+  let executed: ExecutedTurn;
+  try {
+    prepared = await prepareTurn(ctx, state, input, active);
+    if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
+    executed = await executeTurn(ctx, prepared, input, active);
+  } finally {
+    clearTimeout(deadline);
+  }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
   return commitAndReport(ctx, prepared, begun.turnId, executed, input, active, holding.claimId);
@@ -71,6 +85,8 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
 async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, holding: LeaseHolding): Promise<TurnOutcome> {
   // Another running turn appeared after the state read (a worker that lost the lease wrote its row late).
   if (begun.kind === 'occupied') return settleStaleTurn(ctx, conversationId, holding);
+  // Another worker began a turn of the same user since the state read: the limit holds in the database itself.
+  if (begun.kind === 'user_busy') return { kind: 'deferred' };
   ctx.log.warn({ conversationId }, 'turn not started: the conversation reached the restart threshold');
   return { kind: 'recheck' };
 }
@@ -97,7 +113,11 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
-  const stopped = (): ExecutedTurn => ({ entries: [], status: active.stopReason === 'stop' ? 'cancelled' : 'interrupted', replyText: null });
+  const stopped = (): ExecutedTurn => {
+    // Out of time: ended like a model that kept failing (one notice, `failed`, the input consumed), never a restart.
+    if (active.stopReason === 'timeout') return { entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut };
+    return { entries: [], status: active.stopReason === 'stop' ? 'cancelled' : 'interrupted', replyText: null };
+  };
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
     if (active.controller.signal.aborted) return stopped();
@@ -120,6 +140,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries };
     return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text };
   } catch (caught) {
+    if (active.stopReason === 'timeout') return { ...stopped(), entries: caught instanceof AgentError ? caught.entries : [] };
     if (caught instanceof AgentError) {
       log.warn({ code: caught.code, err: caught.cause }, 'turn failed');
       const replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
@@ -159,6 +180,10 @@ async function commitAndReport(
     return { kind: 'lost' };
   }
   const { entries, status, error } = executed;
+  if (error === 'TURN_TIMEOUT') {
+    ctx.metrics.countTurnLimit('timeout');
+    log.warn({ timeoutMs: ctx.config.TURN_TIMEOUT_MS }, 'turn stopped: it ran past TURN_TIMEOUT_MS');
+  }
   let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [

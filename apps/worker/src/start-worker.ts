@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
-import { builtinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
+import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
 import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, recordLifecycleEvent, registerWorker } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
+import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHistoryCache } from './history-cache.ts';
 import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
@@ -46,7 +47,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
   }
 
-  const tools = createToolRegistry(builtinTools);
+  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
   const ctx: WorkerContext = {
     config,
     db: db.db,
@@ -58,6 +59,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       timeoutMs: config.MODEL_TIMEOUT_MS,
       maxToolIterations: config.MAX_TOOL_ITERATIONS,
       tools,
+      turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
       retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
       onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
     }),
@@ -76,6 +78,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
     },
     running: new Map(),
+    deferred: createDeferredConversations(),
+    wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
     closing: false,
   };
 

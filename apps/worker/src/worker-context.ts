@@ -5,6 +5,7 @@ import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
 import type { ActiveTurn } from './active-turn.ts';
+import type { DeferredConversations } from './deferred-conversations.ts';
 import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
@@ -32,6 +33,10 @@ export interface WorkerContext {
   emit(event: Omit<LifecycleEvent, 'at'>): Promise<void>;
   /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
   running: Map<number, ActiveTurn>;
+  /** Conversations deferred by USER_MAX_RUNNING_TURNS, woken when a turn of their user ends here. */
+  deferred: DeferredConversations;
+  /** Adds a wake-up job for a conversation (resolves once added). */
+  wake(conversationId: number, reason: 'deferred'): Promise<void>;
   /** Set on shutdown: no new turn starts. */
   closing: boolean;
 }

@@ -17,6 +17,8 @@ export interface WorkerMetrics {
   countSuspension(reason: string): void;
   /** A turn that ended without committing because this worker lost the conversation (issue 16, defect 2). */
   countSupersededTurn(reason: 'lease_lost' | 'commit_refused'): void;
+  /** A turn stopped by TURN_TIMEOUT_MS, or a conversation deferred because its user runs USER_MAX_RUNNING_TURNS (issue 17, defect 3). */
+  countTurnLimit(limit: 'timeout' | 'user_busy'): void;
   /** An error nobody expected, caught where it happened (`where`: 'turn', 'process', ...) so the worker goes on. */
   countUnexpectedError(where: string): void;
   /** One outbox row's delivery attempt: sent, retrying (in-line), postponed (rescheduled) or failed (for good). */
@@ -83,6 +85,12 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['reason'],
     registers: [registry],
   });
+  const turnLimits = new Counter({
+    name: 'switchboard_turn_limits_total',
+    help: 'Turns stopped by TURN_TIMEOUT_MS (timeout) and conversations deferred because their user ran USER_MAX_RUNNING_TURNS turns (user_busy)',
+    labelNames: ['limit'],
+    registers: [registry],
+  });
   const restarts = new Counter({ name: 'switchboard_restart_increments_total', help: 'Restart counter increments (conversations cut off by a restart)', registers: [registry] });
   const suspensions = new Counter({ name: 'switchboard_suspensions_total', help: 'Conversations suspended', labelNames: ['reason'], registers: [registry] });
   const interrupts = new Counter({ name: 'switchboard_interrupts_total', help: 'Turns stopped before their end: interrupted by new input or cancelled by /stop or an operator', labelNames: ['outcome'], registers: [registry] });
@@ -93,6 +101,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     countRestartIncrements: (n) => restarts.inc(n),
     countSuspension: (reason) => suspensions.inc({ reason }),
     countSupersededTurn: (reason) => superseded.inc({ reason }),
+    countTurnLimit: (limit) => turnLimits.inc({ limit }),
     countUnexpectedError: (where) => unexpected.inc({ where }),
     countCompression: (outcome) => compressions.inc({ outcome }),
     observeCompressionGateway: (ms) => compressionGateway.observe(ms / 1000),

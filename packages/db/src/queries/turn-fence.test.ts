@@ -11,18 +11,25 @@ import { storeInboundEvent } from './store-inbound.ts';
 const db = useTestDbClient({ max: 6 });
 const threshold = 3;
 
-async function newConversation(chatId: string) {
+async function newConversation(chatId: string, userId = 'u1') {
   const stored = await storeInboundEvent(db.client.sql, {
     platform: 'telegram', accountId: 'bot', eventId: `e-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
-    chatId, threadId: '', userScope: '', userId: 'u1', text: `hello from ${chatId}`, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
+    chatId, threadId: '', userScope: '', userId, text: `hello from ${chatId}`, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
   });
   const conversation = await loadConversation(db.client.db, stored.conversationId);
   const sessionId = await ensureCurrentSession(db.client.db, conversation!);
   return { conversationId: stored.conversationId, sessionId, eventId: stored.inboundEventId };
 }
 
-async function begin(ids: { conversationId: number; sessionId: number }, workerId: string): Promise<number> {
-  const begun = await beginTurn(db.client.db, { ...ids, workerId, suspendThreshold: threshold });
+/** Every conversation here is user u1's unless said otherwise: a limit high enough not to matter outside its own tests. */
+const noUserLimit = 1_000;
+
+const beginArgs = (ids: { conversationId: number; sessionId: number; eventId: number }, workerId: string, maxRunningPerUser = noUserLimit) => ({
+  conversationId: ids.conversationId, sessionId: ids.sessionId, workerId, suspendThreshold: threshold, firstInputEventId: ids.eventId, maxRunningPerUser,
+});
+
+async function begin(ids: { conversationId: number; sessionId: number; eventId: number }, workerId: string): Promise<number> {
+  const begun = await beginTurn(db.client.db, beginArgs(ids, workerId));
   if (begun.kind !== 'begun') throw new Error(`turn not begun: ${begun.kind}`);
   return begun.turnId;
 }
@@ -122,10 +129,10 @@ describe('the restart threshold', () => {
   it('refuses to begin a turn at the threshold, and a second running turn', async () => {
     const ids = await newConversation('305');
     await begin(ids, 'w1');
-    expect(await beginTurn(db.client.db, { ...ids, workerId: 'w2', suspendThreshold: threshold })).toEqual({ kind: 'occupied' });
+    expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'occupied' });
     await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
     await db.client.sql`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
-    expect(await beginTurn(db.client.db, { ...ids, workerId: 'w2', suspendThreshold: threshold })).toEqual({ kind: 'restart_loop' });
+    expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'restart_loop' });
   });
 
   it('never suspends a conversation under a running turn, and suspends it in one step once none runs', async () => {
@@ -170,3 +177,65 @@ describe('the outbox claim', () => {
     expect(await claimOutboxRow(db.client.db, row.id, c, 10_000)).toBe(false);
   });
 });
+
+// Issue 17, defect 3: one user's turns running at once, across workers, held to USER_MAX_RUNNING_TURNS.
+describe('the per-user limit', () => {
+  it('begins up to the limit for one user, refuses the next as user_busy, and lets another user begin', async () => {
+    const mine = await Promise.all(['401', '402', '403'].map((chat) => newConversation(chat, 'u401')));
+    const other = await newConversation('404', 'u404');
+    const [a, b, c] = mine as [typeof other, typeof other, typeof other];
+    expect((await beginTurn(db.client.db, beginArgs(a, 'w', 2))).kind).toBe('begun');
+    expect((await beginTurn(db.client.db, beginArgs(b, 'w', 2))).kind).toBe('begun');
+    expect(await beginTurn(db.client.db, beginArgs(c, 'w', 2))).toEqual({ kind: 'user_busy' });
+    expect((await beginTurn(db.client.db, beginArgs(other, 'w', 2))).kind).toBe('begun');
+    // Nothing was written for the refused one: its input is still pending and no turn row exists.
+    expect(await stored(c.conversationId)).toMatchObject({ turns: [] });
+    expect(await loadPendingInbound(db.client.db, c.conversationId, 10)).toHaveLength(1);
+  });
+
+  it('gives a slot back when the turn ends, however it ends', async () => {
+    const [a, b] = await Promise.all(['411', '412'].map((chat) => newConversation(chat, 'u411')));
+    const first = await beginTurn(db.client.db, beginArgs(a!, 'w', 1));
+    expect(await beginTurn(db.client.db, beginArgs(b!, 'w', 1))).toEqual({ kind: 'user_busy' });
+    await abandonTurn(db.client.db, first.kind === 'begun' ? first.turnId : 0, 'lease_lost');
+    expect((await beginTurn(db.client.db, beginArgs(b!, 'w', 1))).kind).toBe('begun');
+    const [slots] = await db.client.sql<{ user_key: string; running: string }[]>`
+      select user_key, count(*) filter (where status = 'running') as running from turns where conversation_id in (${a!.conversationId}, ${b!.conversationId}) group by user_key`;
+    expect(slots).toEqual({ user_key: 'telegram:bot:u411', running: '1' });
+  });
+
+  it('lets exactly the limit through when many workers begin turns of one user at the same moment', async () => {
+    const limit = 3;
+    for (let round = 0; round < 5; round++) {
+      const user = `u42${round}`;
+      const conversations = await Promise.all(Array.from({ length: 12 }, (_, i) => newConversation(`42${round}${String(i).padStart(2, '0')}`, user)));
+      const results = await Promise.all(conversations.map((ids, i) => beginTurn(db.client.db, beginArgs(ids, `w${i}`, limit))));
+      // Never more than the limit; and a lost race for a slot tries the next one, so the limit is reached, not undercut.
+      expect(results.filter((r) => r.kind === 'begun')).toHaveLength(limit);
+      expect(results.filter((r) => r.kind === 'user_busy')).toHaveLength(conversations.length - limit);
+      const [row] = await db.client.sql<{ running: string }[]>`select count(*) as running from turns where user_key = ${`telegram:bot:${user}`} and status = 'running'`;
+      expect(Number(row?.running)).toBe(limit);
+    }
+  });
+
+  it('tries the next slot when another worker took the free one a moment before it', async () => {
+    const [mine, racer] = await Promise.all([newConversation('440', 'u440'), newConversation('441', 'u440')]);
+    // The other worker's insert of slot 1, not yet committed: invisible to the check, but it holds the slot's index entry.
+    const other = await db.client.sql.reserve();
+    try {
+      await other`begin`;
+      await other`insert into turns (conversation_id, session_id, worker_id, status, user_key, user_slot)
+        values (${racer.conversationId}, ${racer.sessionId}, 'other', 'running', 'telegram:bot:u440', 1)`;
+      const pending = beginTurn(db.client.db, beginArgs(mine, 'w', 3));
+      const waiting = async () => (await db.client.sql<{ n: string }[]>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into turns%'`)[0]?.n === '1';
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 10));
+      await other`commit`;
+      expect((await pending).kind).toBe('begun');
+    } finally {
+      other.release();
+    }
+    const slots = await db.client.sql<{ user_slot: number }[]>`select user_slot from turns where user_key = 'telegram:bot:u440' and status = 'running' order by user_slot`;
+    expect(slots.map((r) => r.user_slot)).toEqual([1, 2]);
+  });
+});
+

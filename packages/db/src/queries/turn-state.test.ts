@@ -29,7 +29,7 @@ describe('loadTurnState', () => {
     await storeMessage('101', 'e2', 'and more');
     const conversation = await loadConversation(db.client.db, first.conversationId);
     const sessionId = await ensureCurrentSession(db.client.db, conversation!);
-    const begun = await beginTurn(db.client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1', suspendThreshold: 3 });
+    const begun = await beginTurn(db.client.db, { conversationId: first.conversationId, sessionId, workerId: 'w1', suspendThreshold: 3, firstInputEventId: first.inboundEventId, maxRunningPerUser: 4 });
     const turnId = begun.kind === 'begun' ? begun.turnId : 0;
     await commitTurn(db.client.db, {
       turnId,
@@ -76,5 +76,19 @@ describe('loadTurnState', () => {
     expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(true);
     await db.client.sql`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
     expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(false);
+  });
+
+  it("names the oldest pending input's user with beginTurn's key, and counts that user's running turns in every conversation", async () => {
+    const running = await storeMessage('106', 'e6', 'busy here');
+    const conversation = await loadConversation(db.client.db, running.conversationId);
+    const sessionId = await ensureCurrentSession(db.client.db, conversation!);
+    await beginTurn(db.client.db, { conversationId: running.conversationId, sessionId, workerId: 'w1', suspendThreshold: 3, firstInputEventId: running.inboundEventId, maxRunningPerUser: 4 });
+    const [turn] = await db.client.sql<{ user_key: string }[]>`select user_key from turns where conversation_id = ${running.conversationId}`;
+    const waiting = await storeMessage('107', 'e7', 'and here');
+    const state = await loadTurnState(db.client.sql, waiting.conversationId, 10);
+    expect(state?.pendingUser).toEqual({ key: turn?.user_key, runningTurns: 1 });
+    expect(turn?.user_key).toBe('telegram:bot:u1');
+    await db.client.sql`update inbound_events set status = 'done' where conversation_id = ${waiting.conversationId}`;
+    expect((await loadTurnState(db.client.sql, waiting.conversationId, 10))?.pendingUser).toBeUndefined();
   });
 });

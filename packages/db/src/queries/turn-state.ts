@@ -22,15 +22,23 @@ export interface TurnState {
   /** Replies and notices not yet delivered, oldest first: they go out before anything newer. */
   outbox: OutboxRow[];
   lastTurn: LastTurn | undefined;
+  /**
+   * The user of the oldest pending input (the one a turn starting now counts
+   * against, beginTurn's `platform:account:user`) and how many turns of that
+   * user run now, in any conversation, on any worker; undefined with no input.
+   */
+  pendingUser: { key: string; runningTurns: number } | undefined;
 }
 
 /**
- * One statement instead of five (conversation, session, pending input,
- * pending outbox, last turn): this runs before every turn and after it, and
+ * One statement instead of six (conversation, session, pending input,
+ * pending outbox, last turn, the input's user's running turns): this runs before every turn and after it, and
  * each round trip is paid in reply latency. All parts come from one snapshot.
  */
 export async function loadTurnState(sql: Sql, conversationId: number, limit: number): Promise<TurnState | undefined> {
-  const [row] = await sql<{ conversation: JsonRow; session: JsonRow | null; pending: JsonRow[]; outbox: JsonRow[]; last_turn: JsonRow | null }[]>`
+  const [row] = await sql<
+    { conversation: JsonRow; session: JsonRow | null; pending: JsonRow[]; outbox: JsonRow[]; last_turn: JsonRow | null; pending_user: { key: string; running: number } | null }[]
+  >`
     select row_to_json(c) as conversation,
       (select row_to_json(s) from sessions s where s.id = c.current_session_id) as session,
       coalesce((select json_agg(e order by e.id) from (
@@ -40,7 +48,12 @@ export async function loadTurnState(sql: Sql, conversationId: number, limit: num
         select * from outbox where conversation_id = c.id and status = 'pending' order by id
       ) o), '[]') as outbox,
       (select json_build_object('id', t.id, 'status', t.status, 'session_id', t.session_id, 'cut_off_at', t.cut_off_at)
-        from turns t where t.conversation_id = c.id order by t.id desc limit 1) as last_turn
+        from turns t where t.conversation_id = c.id order by t.id desc limit 1) as last_turn,
+      -- USER_MAX_RUNNING_TURNS, checked before a turn starts anything (beginTurn enforces it exactly):
+      -- the same key as beginTurn's, counted on turns_user_slot_idx.
+      (select json_build_object('key', u.key, 'running', (select count(*) from turns t where t.user_key = u.key and t.status = 'running'))
+        from (select e.platform || ':' || e.account_id || ':' || e.user_id as key
+          from inbound_events e where e.conversation_id = c.id and e.status = 'pending' order by e.id limit 1) u) as pending_user
     from conversations c where c.id = ${conversationId}`;
   if (!row) return undefined;
   const last = row.last_turn;
@@ -52,6 +65,7 @@ export async function loadTurnState(sql: Sql, conversationId: number, limit: num
     lastTurn: last
       ? { id: Number(last.id), status: String(last.status), sessionId: Number(last.session_id), cutOffAt: last.cut_off_at ? new Date(last.cut_off_at as string) : null }
       : undefined,
+    pendingUser: row.pending_user ? { key: row.pending_user.key, runningTurns: Number(row.pending_user.running) } : undefined,
   };
 }
 

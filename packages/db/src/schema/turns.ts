@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
 export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
@@ -19,6 +19,13 @@ export const turns = pgTable(
     error: text('error'),
     /** Set when the turn was cut off by a restart (graceful or crash) and counted (DESIGN §9). */
     cutOffAt: timestamp('cut_off_at', { withTimezone: true }),
+    /**
+     * The platform user the turn runs for: `platform:account:user` of the
+     * first input it took (beginTurn). Null on turns from before issue 17.
+     */
+    userKey: text('user_key'),
+    /** Which of the user's USER_MAX_RUNNING_TURNS slots the turn holds while running (issue 17, defect 3). */
+    userSlot: integer('user_slot'),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },
@@ -26,5 +33,7 @@ export const turns = pgTable(
     // The database itself refuses a second running turn in one conversation (DESIGN §5).
     uniqueIndex('turns_one_running_idx').on(t.conversationId).where(sql`${t.status} = 'running'`),
     index('turns_conversation_idx').on(t.conversationId, t.id),
+    // ... and a second running turn of one user in the same slot, so no race of workers can pass USER_MAX_RUNNING_TURNS.
+    uniqueIndex('turns_user_slot_idx').on(t.userKey, t.userSlot).where(sql`${t.status} = 'running'`),
   ],
 );

@@ -16,6 +16,8 @@ export type RepliesByChat = Map<string, Map<string, BotReply[]>>;
 export interface PlatformReplies extends ReplyCounts {
   /** Lost replies whose turn the model failed while it was down on purpose: the user got the short error line instead (docs/turns.md, Model errors). */
   modelErrorLines: number;
+  /** The first lost replies: chat, turn and when the line was sent, to find them in the logs. */
+  lostSamples: string[];
 }
 
 export interface RecoveryFigures {
@@ -33,7 +35,7 @@ export function countRepliesByPlatform(runs: ConversationRun[], replies: Replies
   const modelDown = faults.filter((f) => f.fault.kind === 'model-failing');
   for (const run of runs) {
     const platform = run.chat.platform;
-    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0 });
+    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [] });
     const chatReplies = replies.get(platform)?.get(run.chat.chatId) ?? [];
     const problems: ReplyProblem[] = [];
     checkConversationReplies(run, chatReplies, 'queue', counts, problems);
@@ -43,6 +45,8 @@ export function countRepliesByPlatform(runs: ConversationRun[], replies: Replies
       if (answeredWithModelError(sentAt, chatReplies, run.script.index, modelDown)) {
         counts.lost -= 1;
         counts.modelErrorLines += 1;
+      } else if (counts.lostSamples.length < 10) {
+        counts.lostSamples.push(`${platform} chat ${run.chat.chatId} turn ${problem.turn} sent ${new Date(sentAt).toISOString()}: ${problem.detail}`);
       }
     }
   }

@@ -18,7 +18,7 @@ import { defaultTranscriptPath } from '../transcripts.ts';
 import { judgeChaosRun } from './chaos-checks.ts';
 import { writeChaosReport, type ChaosReport } from './chaos-report.ts';
 import { injectFault, type ChaosTarget, type InjectedFault } from './fault-injectors.ts';
-import { generateFaultSchedule, profiles, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
+import { generateFaultSchedule, profiles, type FaultKind, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
 import { countRepliesByPlatform, countRepliesPerSecond, measureRecovery, type RepliesByChat } from './reply-analysis.ts';
 import { checkStore, waitForQuiet } from './store-checks.ts';
 
@@ -31,6 +31,8 @@ export interface ChaosOptions {
   durationS?: number;
   outDir?: string;
   transcripts?: string;
+  /** Kinds left out of the schedule (the test leaves out one whose known bug is recorded in docs/guarantees.md). */
+  skipKinds?: readonly FaultKind[];
   log?: (line: string) => void;
 }
 
@@ -45,7 +47,7 @@ const platforms: PlatformName[] = ['telegram', 'slack', 'discord'];
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const profile = { ...profiles[options.profile], ...(options.durationS ? { durationS: options.durationS } : {}) };
-  const schedule = generateFaultSchedule(options.seed, profile, options);
+  const schedule = generateFaultSchedule(options.seed, profile, options).filter((f) => !options.skipKinds?.includes(f.kind));
   const outDir = options.outDir ?? join(repoRoot, '.data', 'chaos', new Date().toISOString().replace(/[:.]/g, '-'));
   const startedAt = new Date();
   log(`chaos: ${profile.name} profile, seed ${options.seed}, ${schedule.length} faults over ${profile.durationS} s`);
@@ -69,7 +71,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       services: { adminUrl: pg.adminUrl, redisUrl: redis.url },
       built: true,
       distDir,
-      workerEnv: { BUSY_INPUT_MODE: 'queue' },
+      workerEnv: { BUSY_INPUT_MODE: 'queue', ...profile.workerEnv },
       logRoot: 'chaos-logs',
     });
     sql = postgres(system.databaseUrl, { max: 2, onnotice: () => undefined, connect_timeout: 5 });

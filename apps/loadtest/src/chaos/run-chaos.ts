@@ -133,6 +133,7 @@ async function playLoadWithFaults(options: ChaosOptions, durationS: number, sche
       options.log?.(`chaos: +${((injected.startedAt - loadStartedAt) / 1000).toFixed(1)} s ${fault.kind} ${fault.target}: ${injected.error ? `ERROR ${injected.error}` : injected.detail}`);
     }
   })();
+  // TODO(issue 19, item 2): mix in a few fuzzed payloads (apps/loadtest/src/fuzz/, runFuzz against one gateway) once that module is committed.
   const load = await runLoadTest(
     createLoadTestOptions({
       transcripts: options.transcripts ?? defaultTranscriptPath,

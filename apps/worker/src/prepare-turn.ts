@@ -25,7 +25,7 @@ export interface PreparedTurn {
   recoveryKey: string | null;
   resumes: boolean;
   compressed: boolean;
-  /** First message after a restart-loop suspension: the user is told once (DESIGN §9). */
+  /** First message after a restart-loop suspension: the user is told once (docs/restarts.md). */
   suspendedNotice: boolean;
   startedAt: number;
 }
@@ -61,7 +61,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   // Awaited before the commit; this only keeps an early exit from leaving its failure unhandled.
   begin.catch(() => undefined);
 
-  // Preflight compression (DESIGN §8): the estimate is kept per session, so this check is O(new input).
+  // Preflight compression (docs/compression.md): the estimate is kept per session, so this check is O(new input).
   let compressed = false;
   if (needsCompression({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens, contextTokens: ctx.config.MODEL_CONTEXT_TOKENS, threshold: ctx.config.COMPRESSION_THRESHOLD })) {
     const begun = await begin;
@@ -74,7 +74,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   }
 
   const history = await ctx.history.load(session);
-  // API-only notes (DESIGN §7, §9): built for this request, never stored.
+  // API-only notes (docs/turns.md, "The recovery note"; docs/restarts.md, "Resume once"): built for this request, never stored.
   const notes: string[] = [];
   const tail = findToolTail(history);
   const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;

@@ -190,7 +190,7 @@ function deliveryDeps(ctx: WorkerContext, held: LeaseHolding): DeliveryDeps {
  * caller read the input again. Busy mode `collect` merges a burst once the
  * newest message is COLLECT_DEBOUNCE_MS old; in every mode, a near-limit
  * part of a long paste waits up to PASTE_MERGE_WINDOW_MS for the next part
- * (DESIGN §4). Ages come from the database clock, so workers on other
+ * (so the agent answers the whole paste once). Ages come from the database clock, so workers on other
  * machines agree. Returns true if it waited.
  */
 async function waitForMoreInput(ctx: WorkerContext, conversationId: number, mode: string, lastIsPastePart: boolean): Promise<boolean> {

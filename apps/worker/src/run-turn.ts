@@ -19,7 +19,7 @@ import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
-/** Lines the user sees when a turn produced no answer (DESIGN §11: a turn never ends silently). */
+/** Lines the user sees when a turn produced no answer (a turn never ends silently). */
 export const notices = {
   failed: 'Sorry, something went wrong and I could not answer that. Please try again.',
   rateLimited: 'I am getting too many requests right now. Please try again in a minute.',
@@ -35,7 +35,7 @@ export const notices = {
 export type TurnOutcome =
   /** Committed: these outbox rows wait to be delivered. */
   | { kind: 'committed'; outbox: OutboxRow[] }
-  /** Stopped by shutdown: left running, so the restart is counted and the next holder resumes it (DESIGN §9). */
+  /** Stopped by shutdown: left running, so the restart is counted and the next holder resumes it (docs/restarts.md). */
   | { kind: 'cut_off' }
   /** This worker lost the conversation (lease lost, or the fenced commit refused): it sends nothing more for it. */
   | { kind: 'lost' }

@@ -96,7 +96,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     () => log.warn('ignored a malformed conversation signal'),
   );
 
-  // Liveness (DESIGN §9): registered with a heartbeat before taking work; dead
+  // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
   // peers are found and restart loops suspended now and on every sweep.
   await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
   const heartbeat = setInterval(() => {

@@ -93,7 +93,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
         messages.push(toAssistantParam(step.content, step.toolCalls));
         for (const call of step.toolCalls) {
           // A tool not yet started when the turn is stopped is never started,
-          // but still gets a stored result so every tool_call_id has its answer (DESIGN §6).
+          // but still gets a stored result so every tool_call_id has its answer (docs/turns.md, "Busy input modes").
           let content: string;
           if (request.signal.aborted) content = cancelledToolResult;
           else {

@@ -4,7 +4,7 @@ import type { SessionRow } from './session-store.ts';
 import type { ConversationRow, InboundEventRow } from './turn-store.ts';
 import { toConversation, toInbound, toOutbox, toSession, type JsonRow } from './row-mappers.ts';
 
-/** The conversation's most recent turn, for the resume rule and stale-turn detection (DESIGN §9). */
+/** The conversation's most recent turn, for the resume rule and stale-turn detection (docs/restarts.md). */
 export interface LastTurn {
   id: number;
   status: string;

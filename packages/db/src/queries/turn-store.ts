@@ -70,7 +70,7 @@ export type BeginTurnResult =
   | { kind: 'begun'; turnId: number }
   /** Another turn of the conversation is still running (the partial unique index said so): settle it first. */
   | { kind: 'occupied' }
-  /** The conversation reached the restart threshold: suspend it, never start a turn on it (DESIGN §9). */
+  /** The conversation reached the restart threshold: suspend it, never start a turn on it (docs/restarts.md). */
   | { kind: 'restart_loop' }
   /** The user of the turn's first input already runs USER_MAX_RUNNING_TURNS turns: defer it, its input stays pending. */
   | { kind: 'user_busy' };
@@ -145,7 +145,7 @@ async function tryBeginTurn(db: Database, input: BeginTurnInput): Promise<BeginT
 }
 
 /**
- * Ends the running turn that the new lease holder found (DESIGN §9). Its
+ * Ends the running turn that the new lease holder found (docs/restarts.md). Its
  * worker is either dead (no heartbeat for `deadAfterMs`) or stopping (a
  * graceful stop releases a cut-off turn's lease before it records the cut):
  * the turn was cut off by a restart and counts one; or running and alive: it
@@ -187,7 +187,7 @@ export async function abandonTurn(db: Database, turnId: number, reason: string):
 /**
  * Ends running turns that a restart cut off — those of one conversation, or
  * of one worker (graceful stop, or found dead by its heartbeat) — and counts
- * one restart for each affected conversation (DESIGN §9). Their input stays
+ * one restart for each affected conversation (docs/restarts.md). Their input stays
  * pending, so the next turn resumes it. Returns the affected conversations.
  */
 export async function cutOffRunningTurns(db: Database, where: { conversationId?: number; workerId?: string }): Promise<number[]> {
@@ -248,7 +248,7 @@ export type CommitTurnResult =
   | { kind: 'stale' };
 
 /**
- * Writes everything a turn produced atomically (DESIGN §11): the transcript
+ * Writes everything a turn produced atomically, in one transaction: the transcript
  * entries with consecutive per-session sequence numbers, the consumed inbound
  * events marked done, the outbox rows, and the turn's end. Returns the
  * conversation's pending outbox rows, so delivery needs no second read.

@@ -5,7 +5,7 @@ import { conversations } from './conversations.ts';
 export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
 
-/** One run of the agent for one or more user messages (DESIGN §2). */
+/** One run of the agent for one or more user messages. */
 export const turns = pgTable(
   'turns',
   {
@@ -17,7 +17,7 @@ export const turns = pgTable(
     status: text('status', { enum: turnStatuses }).notNull().default('running'),
     workerId: text('worker_id'),
     error: text('error'),
-    /** Set when the turn was cut off by a restart (graceful or crash) and counted (DESIGN §9). */
+    /** Set when the turn was cut off by a restart (graceful or crash) and counted (docs/restarts.md). */
     cutOffAt: timestamp('cut_off_at', { withTimezone: true }),
     /**
      * The platform user the turn runs for: `platform:account:user` of the
@@ -30,7 +30,7 @@ export const turns = pgTable(
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },
   (t) => [
-    // The database itself refuses a second running turn in one conversation (DESIGN §5).
+    // The database itself refuses a second running turn in one conversation (docs/turns.md).
     uniqueIndex('turns_one_running_idx').on(t.conversationId).where(sql`${t.status} = 'running'`),
     index('turns_conversation_idx').on(t.conversationId, t.id),
     // ... and a second running turn of one user in the same slot, so no race of workers can pass USER_MAX_RUNNING_TURNS.

@@ -41,7 +41,7 @@ export function renderChaosTable(report: ChaosReport): string {
       return pad([kind, String(n), String(r?.affected ?? 0), String(r?.unrecovered ?? 0), seconds(r?.maxMs ?? 0), seconds(r?.p99Ms ?? 0)]);
     }),
     '',
-    pad(['platform', 'owed', 'received', 'lost', 'duplicated', 'reordered', 'model-error lines']),
+    pad(['platform', 'owed', 'received', 'lost', 'duplicated', 'reordered', 'model errors']),
     ...Object.entries(report.replies).map(([platform, r]) =>
       pad([platform, String(r.expected), String(r.received), String(r.lost), String(r.duplicated), String(r.outOfOrder), String(r.modelErrorLines)]),
     ),
@@ -52,7 +52,7 @@ export function renderChaosTable(report: ChaosReport): string {
 }
 
 function pad(cells: string[]): string {
-  return cells.map((cell, i) => (i === 0 ? cell.padEnd(24) : cell.padStart(13))).join('');
+  return cells.map((cell, i) => (i === 0 ? cell.padEnd(24) : cell.padStart(14))).join('');
 }
 
 export function writeChaosReport(report: ChaosReport, outDir: string): ChaosReport {

@@ -8,7 +8,7 @@ async function runWorker(env: Record<string, string>, timeoutMs = 30_000): Promi
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'apps/worker/src/main.ts')], {
     cwd: repoRoot,
     // Nothing listens on port 1: if the configuration were accepted, the worker would fail later and differently.
-    env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', WORKER_PORT: '0', ...env },
+    env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', WORKER_PORT: '0', MODEL_BASE_URL: 'http://127.0.0.1:1/v1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -27,5 +27,14 @@ describe('worker start-up configuration', () => {
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual(['Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")']);
     expect(stdout).toBe('');
+  });
+
+  it('refuses to start without MODEL_BASE_URL, naming it, rather than talk to a simulator that is not there', { timeout: 40_000 }, async () => {
+    const { code, stderr } = await runWorker({ MODEL_BASE_URL: '' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('MODEL_BASE_URL must be a URL');
+    const unset = await runWorker({ MODEL_BASE_URL: undefined as unknown as string });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('MODEL_BASE_URL is required');
   });
 });

@@ -2,18 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from './load-config.ts';
 import { gatewayEnvSchema, workerEnvSchema } from './schemas.ts';
 
+/** The one variable a worker cannot start without. */
+const model = { MODEL_BASE_URL: 'http://127.0.0.1:4010/v1' };
+
 describe('parseConfig', () => {
   it('applies defaults when nothing is set', () => {
-    const config = parseConfig(workerEnvSchema, {});
+    const config = parseConfig(workerEnvSchema, { ...model });
     expect(config.BUSY_INPUT_MODE).toBe('interrupt');
     expect(config.COMPRESSION_THRESHOLD).toBe(0.8);
     expect(config.RESTART_SUSPEND_THRESHOLD).toBe(3);
     expect(config.AGENT_RUNTIME).toBe('openai');
   });
 
+  it('refuses to start a worker without MODEL_BASE_URL rather than talk to a simulator that is not there', () => {
+    const error = errorOf(() => parseConfig(workerEnvSchema, {}));
+    expect(error.message).toMatch(/^Invalid configuration: MODEL_BASE_URL is required/);
+    expect(() => parseConfig(workerEnvSchema, { MODEL_BASE_URL: '' })).toThrow(/MODEL_BASE_URL must be a URL/);
+  });
+
   it('names the bad variable and what is wrong in one line', () => {
     expect(() => parseConfig(gatewayEnvSchema, { PORT: 'abc' })).toThrow(ConfigError);
-    const error = errorOf(() => parseConfig(workerEnvSchema, { PORT: '1', COMPRESSION_THRESHOLD: '1.5', BUSY_INPUT_MODE: 'yell' }));
+    const error = errorOf(() => parseConfig(workerEnvSchema, { ...model, PORT: '1', COMPRESSION_THRESHOLD: '1.5', BUSY_INPUT_MODE: 'yell' }));
     expect(error.message).not.toContain('\n');
     expect(error.message).toMatch(/COMPRESSION_THRESHOLD must be at most 1/);
     expect(error.message).toMatch(/BUSY_INPUT_MODE/);
@@ -21,10 +30,10 @@ describe('parseConfig', () => {
   });
 
   it('refuses AGENT_RUNTIME=codex, a runtime not built yet, in one line instead of running openai under its name', () => {
-    const error = errorOf(() => parseConfig(workerEnvSchema, { AGENT_RUNTIME: 'codex' }));
+    const error = errorOf(() => parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'codex' }));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toBe('Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")');
-    expect(parseConfig(workerEnvSchema, { AGENT_RUNTIME: 'openai' }).AGENT_RUNTIME).toBe('openai');
+    expect(parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'openai' }).AGENT_RUNTIME).toBe('openai');
   });
 
   it('requires the webhook secret when Telegram is on, without echoing secrets', () => {
@@ -35,26 +44,26 @@ describe('parseConfig', () => {
   });
 
   it('keeps compressions to at most half of the worker pool (their locks hold connections)', () => {
-    const defaults = parseConfig(workerEnvSchema, {});
+    const defaults = parseConfig(workerEnvSchema, { ...model });
     expect([defaults.WORKER_DB_POOL_SIZE, defaults.COMPRESSION_CONCURRENCY]).toEqual([20, 4]);
-    expect(parseConfig(workerEnvSchema, { WORKER_DB_POOL_SIZE: '4', COMPRESSION_CONCURRENCY: '2' }).COMPRESSION_CONCURRENCY).toBe(2);
-    expect(() => parseConfig(workerEnvSchema, { WORKER_DB_POOL_SIZE: '4' })).toThrow(/COMPRESSION_CONCURRENCY must be at most half of WORKER_DB_POOL_SIZE/);
+    expect(parseConfig(workerEnvSchema, { ...model, WORKER_DB_POOL_SIZE: '4', COMPRESSION_CONCURRENCY: '2' }).COMPRESSION_CONCURRENCY).toBe(2);
+    expect(() => parseConfig(workerEnvSchema, { ...model, WORKER_DB_POOL_SIZE: '4' })).toThrow(/COMPRESSION_CONCURRENCY must be at most half of WORKER_DB_POOL_SIZE/);
   });
 });
 
 describe('time and turn limits (issue 17, defect 3)', () => {
   it('has documented defaults', () => {
-    const config = parseConfig(workerEnvSchema, {});
+    const config = parseConfig(workerEnvSchema, { ...model });
     expect([config.TURN_TIMEOUT_MS, config.TOOL_WAIT_MAX_SECONDS, config.TURN_WAIT_BUDGET_SECONDS, config.USER_MAX_RUNNING_TURNS]).toEqual([300_000, 60, 120, 4]);
   });
 
   it('refuses values that would switch a limit off or leave a turn no time to answer', () => {
-    expect(() => parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '999' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
-    expect(() => parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '86400000' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
-    expect(() => parseConfig(workerEnvSchema, { TOOL_WAIT_MAX_SECONDS: '601' })).toThrow(/TOOL_WAIT_MAX_SECONDS must be between 0 and 600/);
-    expect(() => parseConfig(workerEnvSchema, { TURN_WAIT_BUDGET_SECONDS: '-1' })).toThrow(/TURN_WAIT_BUDGET_SECONDS must be between 0 and 3600/);
-    expect(() => parseConfig(workerEnvSchema, { USER_MAX_RUNNING_TURNS: '0' })).toThrow(/USER_MAX_RUNNING_TURNS must be between 1 and 1000/);
-    expect(parseConfig(workerEnvSchema, { TURN_TIMEOUT_MS: '1500', TOOL_WAIT_MAX_SECONDS: '0', USER_MAX_RUNNING_TURNS: '1' })).toMatchObject({
+    expect(() => parseConfig(workerEnvSchema, { ...model, TURN_TIMEOUT_MS: '999' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
+    expect(() => parseConfig(workerEnvSchema, { ...model, TURN_TIMEOUT_MS: '86400000' })).toThrow(/TURN_TIMEOUT_MS must be between 1000 and 3600000/);
+    expect(() => parseConfig(workerEnvSchema, { ...model, TOOL_WAIT_MAX_SECONDS: '601' })).toThrow(/TOOL_WAIT_MAX_SECONDS must be between 0 and 600/);
+    expect(() => parseConfig(workerEnvSchema, { ...model, TURN_WAIT_BUDGET_SECONDS: '-1' })).toThrow(/TURN_WAIT_BUDGET_SECONDS must be between 0 and 3600/);
+    expect(() => parseConfig(workerEnvSchema, { ...model, USER_MAX_RUNNING_TURNS: '0' })).toThrow(/USER_MAX_RUNNING_TURNS must be between 1 and 1000/);
+    expect(parseConfig(workerEnvSchema, { ...model, TURN_TIMEOUT_MS: '1500', TOOL_WAIT_MAX_SECONDS: '0', USER_MAX_RUNNING_TURNS: '1' })).toMatchObject({
       TURN_TIMEOUT_MS: 1500,
       TOOL_WAIT_MAX_SECONDS: 0,
       USER_MAX_RUNNING_TURNS: 1,

@@ -17,6 +17,7 @@ import {
   trustProxy,
   url,
 } from './fields.ts';
+import { describeShape } from './meanings.ts';
 
 const shared = {
   DATABASE_URL: postgresUrl,
@@ -56,30 +57,32 @@ const idList = z
   .transform((value) => value.split(',').map((id) => id.trim()).filter(Boolean));
 
 export const gatewayEnvSchema = z
-  .object({
-    ...shared,
-    /** Access (DESIGN §4): who may talk to the bot in DMs and in groups; allowlists per platform. */
-    DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
-    GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
-    TELEGRAM_ALLOWED_USERS: idList,
-    SLACK_ALLOWED_USERS: idList,
-    DISCORD_ALLOWED_USERS: idList,
-    DISCORD_ALLOWED_ROLES: idList,
-    /** Messages per user per minute before the user is asked to slow down (0: no limit). */
-    USER_RATE_LIMIT_PER_MINUTE: nonNegativeInt(30),
-    HOST: z.string().trim().min(1).default('127.0.0.1'),
-    PORT: port(3000),
-    ADMIN_TOKEN: optionalSecret,
-    /** Proxies trusted to name the client's address and scheme (X-Forwarded-*): the admin failure limiter, audit log and Secure cookie use them. */
-    TRUST_PROXY: trustProxy,
-    /** `Secure` on the admin session cookie: auto (when the client's scheme is https), always, never. */
-    ADMIN_COOKIE_SECURE: adminCookieSecure,
-    TELEGRAM_WEBHOOK_SECRET: telegramSecret,
-    /** webhook: Telegram posts to /webhooks/telegram; polling: one gateway process long-polls getUpdates. */
-    TELEGRAM_MODE: z.enum(['webhook', 'polling']).default('webhook'),
-    /** Largest accepted webhook body, bytes (DESIGN §4: 1 MiB). */
-    BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
-  })
+  .object(
+    describeShape({
+      ...shared,
+      /** Access: who may talk to the bot in DMs and in groups; allowlists per platform. */
+      DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
+      GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
+      TELEGRAM_ALLOWED_USERS: idList,
+      SLACK_ALLOWED_USERS: idList,
+      DISCORD_ALLOWED_USERS: idList,
+      DISCORD_ALLOWED_ROLES: idList,
+      /** Messages per user per minute before the user is asked to slow down (0: no limit). */
+      USER_RATE_LIMIT_PER_MINUTE: nonNegativeInt(30),
+      HOST: z.string().trim().min(1).default('127.0.0.1'),
+      PORT: port(3000),
+      ADMIN_TOKEN: optionalSecret,
+      /** Proxies trusted to name the client's address and scheme (X-Forwarded-*): the admin failure limiter, audit log and Secure cookie use them. */
+      TRUST_PROXY: trustProxy,
+      /** `Secure` on the admin session cookie: auto (when the client's scheme is https), always, never. */
+      ADMIN_COOKIE_SECURE: adminCookieSecure,
+      TELEGRAM_WEBHOOK_SECRET: telegramSecret,
+      /** webhook: Telegram posts to /webhooks/telegram; polling: one gateway process long-polls getUpdates. */
+      TELEGRAM_MODE: z.enum(['webhook', 'polling']).default('webhook'),
+      /** Largest accepted webhook body, bytes (1 MiB by default). */
+      BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+    }),
+  )
   .superRefine((env, ctx) => {
     if (env.TELEGRAM_BOT_TOKEN && env.TELEGRAM_MODE === 'webhook' && !env.TELEGRAM_WEBHOOK_SECRET) {
       ctx.addIssue({
@@ -103,89 +106,96 @@ export const gatewayEnvSchema = z
   });
 
 export const workerEnvSchema = z
-  .object({
-    ...shared,
-    HOST: z.string().trim().min(1).default('127.0.0.1'),
-    /** Health/metrics port of the worker; 0 picks a free one. */
-    WORKER_PORT: port(0),
-    MODEL_BASE_URL: url('http://127.0.0.1:4010/v1'),
-    MODEL_API_KEY: z.string().default('switchboard-sim'),
-    MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
-    MODEL_CONTEXT_TOKENS: positiveInt(128_000),
-    MODEL_TIMEOUT_MS: positiveInt(120_000),
-    /** Retries of a model request answered 408/409/429/5xx or whose connection failed (docs/turns.md "Model errors"). */
-    MODEL_MAX_RETRIES: nonNegativeInt(2),
-    /** The longest wait before such a retry; a model asking for longer (`Retry-After`) is not retried and the user is told. */
-    MODEL_RETRY_MAX_WAIT_MS: nonNegativeInt(30_000),
-    COMPRESSION_THRESHOLD: ratio(0.8),
-    /** Share of the context kept verbatim (newest messages) when compressing. */
-    COMPRESSION_KEEP_RATIO: ratio(0.2),
-    /** A summariser that takes longer fails (and the turn goes on without compression). */
-    SUMMARY_TIMEOUT_MS: positiveInt(60_000),
-    /** Failed summaries in a row before automatic compression stops for the session. */
-    COMPRESSION_MAX_ATTEMPTS: positiveInt(3),
-    /** Wait after a failed summary before the next automatic try (doubles per failure). */
-    COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
-    /** Tell the user in one line when older messages were summarised (off by default, DESIGN §11). */
-    COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
-    RESTART_SUSPEND_THRESHOLD: positiveInt(3),
-    // `codex` is a planned runtime, not a built one: accepting it would run the
-    // OpenAI runtime under a name that promises another, so it stops the worker.
-    AGENT_RUNTIME: z
-      .enum(['openai', 'codex'])
-      .default('openai')
-      .refine((runtime) => runtime === 'openai', { message: 'must be openai: the codex runtime is not built yet (unset it, or set openai)' }),
-    CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
-    APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
-    SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
-    /**
-     * How long a conversation's lease outlives its last renewal (renewed every
-     * third of it): the longest a crashed worker keeps its conversations
-     * waiting. Any value is safe, because the commit is fenced (docs/turns.md).
-     */
-    CONVERSATION_LEASE_TTL_MS: z.coerce.number().int().min(300).default(30_000),
-    /** Conversations one worker process runs at once. */
-    WORKER_CONCURRENCY: positiveInt(64),
-    /** Postgres connections in the worker's pool (was fixed at 20). */
-    WORKER_DB_POOL_SIZE: positiveInt(20),
-    /**
-     * Compressions one worker process runs at once; the rest wait their turn.
-     * Each holds a pooled connection for its lock through the summariser call,
-     * so this stays at most half of WORKER_DB_POOL_SIZE (docs/compression.md).
-     */
-    COMPRESSION_CONCURRENCY: positiveInt(4),
-    COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
-    /** How long to wait for the next part after a near-limit part of a long paste (DESIGN §4); 0 turns merging off. */
-    PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
-    MAX_TOOL_ITERATIONS: positiveInt(8),
-    /**
-     * The longest one turn may run, from its start (compression included) to
-     * its answer; past it the turn is stopped, ends `failed` (`TURN_TIMEOUT`)
-     * and the user is told (docs/guarantees.md "Time and turn limits").
-     * 1 s to 1 h: a turn must still be able to answer, and a slot must come back.
-     */
-    TURN_TIMEOUT_MS: intInRange(300_000, 1_000, 3_600_000),
-    /** The most one `wait` tool call may wait; a longer request is a tool error the model reads. */
-    TOOL_WAIT_MAX_SECONDS: intInRange(60, 0, 600),
-    /** The most all `wait` calls of one turn may wait together; once spent, a wait is a tool error at once. */
-    TURN_WAIT_BUDGET_SECONDS: intInRange(120, 0, 3_600),
-    /**
-     * Turns of one platform user running at once, across all workers; a
-     * conversation whose next input is from a user at the limit is deferred
-     * (its input stays pending) until one of them ends.
-     */
-    USER_MAX_RUNNING_TURNS: intInRange(4, 1, 1_000),
-    /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
-    HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
-    /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
-    DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
-    /** Worker heartbeat period, and the silence after which a worker is declared dead (DESIGN §9). */
-    HEARTBEAT_INTERVAL_MS: positiveInt(2000),
-    WORKER_DEAD_AFTER_MS: positiveInt(10_000),
-    EVENT_WEBHOOK_SECRET: optionalSecret,
-    /** How often the recovery sweep looks for stranded input, ms. */
-    SWEEP_INTERVAL_MS: positiveInt(2000),
-  })
+  .object(
+    describeShape({
+      ...shared,
+      HOST: z.string().trim().min(1).default('127.0.0.1'),
+      /** Health/metrics port of the worker; 0 picks a free one. */
+      WORKER_PORT: port(0),
+      // No default: a worker that silently talked to a simulator that is not
+      // there would fail every turn; it refuses to start instead.
+      MODEL_BASE_URL: z
+        .string({ required_error: 'is required: the OpenAI-compatible base URL of the model (the simulator: http://127.0.0.1:4010/v1)' })
+        .trim()
+        .url('must be a URL'),
+      MODEL_API_KEY: z.string().default('switchboard-sim'),
+      MODEL_NAME: z.string().trim().min(1).default('switchboard-sim'),
+      MODEL_CONTEXT_TOKENS: positiveInt(128_000),
+      MODEL_TIMEOUT_MS: positiveInt(120_000),
+      /** Retries of a model request answered 408/409/429/5xx or whose connection failed (docs/turns.md "Model errors"). */
+      MODEL_MAX_RETRIES: nonNegativeInt(2),
+      /** The longest wait before such a retry; a model asking for longer (`Retry-After`) is not retried and the user is told. */
+      MODEL_RETRY_MAX_WAIT_MS: nonNegativeInt(30_000),
+      COMPRESSION_THRESHOLD: ratio(0.8),
+      /** Share of the context kept verbatim (newest messages) when compressing. */
+      COMPRESSION_KEEP_RATIO: ratio(0.2),
+      /** A summariser that takes longer fails (and the turn goes on without compression). */
+      SUMMARY_TIMEOUT_MS: positiveInt(60_000),
+      /** Failed summaries in a row before automatic compression stops for the session. */
+      COMPRESSION_MAX_ATTEMPTS: positiveInt(3),
+      /** Wait after a failed summary before the next automatic try (doubles per failure). */
+      COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
+      /** Tell the user in one line when older messages were summarised (off by default: most users never need to know). */
+      COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
+      RESTART_SUSPEND_THRESHOLD: positiveInt(3),
+      // `codex` is a planned runtime, not a built one: accepting it would run the
+      // OpenAI runtime under a name that promises another, so it stops the worker.
+      AGENT_RUNTIME: z
+        .enum(['openai', 'codex'])
+        .default('openai')
+        .refine((runtime) => runtime === 'openai', { message: 'must be openai: the codex runtime is not built yet (unset it, or set openai)' }),
+      CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
+      APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
+      SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
+      /**
+       * How long a conversation's lease outlives its last renewal (renewed every
+       * third of it): the longest a crashed worker keeps its conversations
+       * waiting. Any value is safe, because the commit is fenced (docs/turns.md).
+       */
+      CONVERSATION_LEASE_TTL_MS: z.coerce.number().int().min(300).default(30_000),
+      /** Conversations one worker process runs at once. */
+      WORKER_CONCURRENCY: positiveInt(64),
+      /** Postgres connections in the worker's pool (was fixed at 20). */
+      WORKER_DB_POOL_SIZE: positiveInt(20),
+      /**
+       * Compressions one worker process runs at once; the rest wait their turn.
+       * Each holds a pooled connection for its lock through the summariser call,
+       * so this stays at most half of WORKER_DB_POOL_SIZE (docs/compression.md).
+       */
+      COMPRESSION_CONCURRENCY: positiveInt(4),
+      COLLECT_DEBOUNCE_MS: nonNegativeInt(500),
+      /** How long to wait for the next part after a near-limit part of a long paste (Telegram splits pastes past 4096 characters); 0 turns merging off. */
+      PASTE_MERGE_WINDOW_MS: nonNegativeInt(600),
+      MAX_TOOL_ITERATIONS: positiveInt(8),
+      /**
+       * The longest one turn may run, from its start (compression included) to
+       * its answer; past it the turn is stopped, ends `failed` (`TURN_TIMEOUT`)
+       * and the user is told (docs/guarantees.md "Time and turn limits").
+       * 1 s to 1 h: a turn must still be able to answer, and a slot must come back.
+       */
+      TURN_TIMEOUT_MS: intInRange(300_000, 1_000, 3_600_000),
+      /** The most one `wait` tool call may wait; a longer request is a tool error the model reads. */
+      TOOL_WAIT_MAX_SECONDS: intInRange(60, 0, 600),
+      /** The most all `wait` calls of one turn may wait together; once spent, a wait is a tool error at once. */
+      TURN_WAIT_BUDGET_SECONDS: intInRange(120, 0, 3_600),
+      /**
+       * Turns of one platform user running at once, across all workers; a
+       * conversation whose next input is from a user at the limit is deferred
+       * (its input stays pending) until one of them ends.
+       */
+      USER_MAX_RUNNING_TURNS: intInRange(4, 1, 1_000),
+      /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
+      HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
+      /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
+      DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
+      /** Worker heartbeat period, and the silence after which a worker is declared dead (docs/restarts.md). */
+      HEARTBEAT_INTERVAL_MS: positiveInt(2000),
+      WORKER_DEAD_AFTER_MS: positiveInt(10_000),
+      EVENT_WEBHOOK_SECRET: optionalSecret,
+      /** How often the recovery sweep looks for stranded input, ms. */
+      SWEEP_INTERVAL_MS: positiveInt(2000),
+    }),
+  )
   .superRefine((env, ctx) => {
     if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
@@ -200,25 +210,27 @@ export const workerEnvSchema = z
     }
   });
 
-export const simEnvSchema = z.object({
-  HOST: z.string().trim().min(1).default('127.0.0.1'),
-  PORT: port(4010),
-  LOG_LEVEL: logLevel,
-  /** Where the simulated Telegram posts updates (the gateway's webhook). */
-  SIM_TELEGRAM_WEBHOOK_URL: url(),
-  TELEGRAM_WEBHOOK_SECRET: telegramSecret,
-  TELEGRAM_BOT_TOKEN: telegramToken,
-  /** Where the simulated Slack posts events (the gateway's /webhooks/slack/events). */
-  SIM_SLACK_EVENTS_URL: url(),
-  SLACK_SIGNING_SECRET: optionalSecret,
-  SLACK_BOT_TOKEN: optionalSecret,
-  /** Where the simulated Discord posts interactions (the gateway's /webhooks/discord/interactions). */
-  SIM_DISCORD_INTERACTIONS_URL: url(),
-  DISCORD_BOT_TOKEN: optionalSecret,
-  DISCORD_APPLICATION_ID: optionalSecret,
-});
+export const simEnvSchema = z.object(
+  describeShape({
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    PORT: port(4010),
+    LOG_LEVEL: logLevel,
+    /** Where the simulated Telegram posts updates (the gateway's webhook). */
+    SIM_TELEGRAM_WEBHOOK_URL: url(),
+    TELEGRAM_WEBHOOK_SECRET: telegramSecret,
+    TELEGRAM_BOT_TOKEN: telegramToken,
+    /** Where the simulated Slack posts events (the gateway's /webhooks/slack/events). */
+    SIM_SLACK_EVENTS_URL: url(),
+    SLACK_SIGNING_SECRET: optionalSecret,
+    SLACK_BOT_TOKEN: optionalSecret,
+    /** Where the simulated Discord posts interactions (the gateway's /webhooks/discord/interactions). */
+    SIM_DISCORD_INTERACTIONS_URL: url(),
+    DISCORD_BOT_TOKEN: optionalSecret,
+    DISCORD_APPLICATION_ID: optionalSecret,
+  }),
+);
 
-export const migrateEnvSchema = z.object({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel });
+export const migrateEnvSchema = z.object(describeShape({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel }));
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 export type WorkerConfig = z.output<typeof workerEnvSchema>;

@@ -1,0 +1,94 @@
+import type { z } from 'zod';
+
+/**
+ * One line per variable: what it means to an operator. Attached to the
+ * schemas with `.describe()` (describeShape), so `.env.example`
+ * (scripts/lib/env-example.ts) and the doctor read the meaning from the
+ * schema itself; a test refuses a variable without one.
+ */
+export const meanings: Record<string, string> = {
+  DATABASE_URL: 'Postgres connection URL',
+  REDIS_URL: 'Redis connection URL (run Redis with maxmemory-policy noeviction)',
+  REDIS_PREFIX: 'prefix of every Redis key, so several systems can share one Redis',
+  LOG_LEVEL: 'pino log level: fatal, error, warn, info, debug, trace or silent',
+  BUSY_INPUT_MODE: 'what a message does while a turn runs: interrupt, queue, collect or steer',
+  HOST: 'address the HTTP server listens on',
+  PORT: 'port the HTTP server listens on (gateway 3000, simulator 4010)',
+  WORKER_PORT: "port of the worker's /healthz and /metrics server; 0 picks a free one",
+  ADMIN_TOKEN: 'admin tokens: one token, or name:token pairs separated by commas (16+ characters each); unset: no /admin at all',
+  TRUST_PROXY: 'proxies trusted for X-Forwarded-*: false, true, a hop count, or comma-separated IPs/CIDRs (docs/admin.md)',
+  ADMIN_COOKIE_SECURE: 'Secure flag on the admin session cookie: auto (when the client used https), always or never',
+  DM_POLICY: 'who may talk to the bot in direct messages: open or allowlist',
+  GROUP_POLICY: 'who may talk to the bot in groups and channels: open or allowlist',
+  TELEGRAM_ALLOWED_USERS: 'comma-separated Telegram user ids for the allowlists',
+  SLACK_ALLOWED_USERS: 'comma-separated Slack user ids for the allowlists',
+  DISCORD_ALLOWED_USERS: 'comma-separated Discord user ids for the allowlists',
+  DISCORD_ALLOWED_ROLES: 'comma-separated Discord role ids whose members pass the allowlists',
+  USER_RATE_LIMIT_PER_MINUTE: 'messages per user per minute before the user is asked to slow down; 0: no limit',
+  MAX_QUEUED_INPUT: 'messages waiting per conversation before new ones are refused with one notice',
+  BODY_LIMIT_BYTES: 'largest accepted webhook body, in bytes',
+  TELEGRAM_BOT_TOKEN: "the Telegram bot's token; unset: Telegram off",
+  TELEGRAM_WEBHOOK_SECRET: 'secret_token given to setWebhook (1-256 of A-Z a-z 0-9 _ -); required with a token in webhook mode',
+  TELEGRAM_MODE: 'webhook (Telegram posts to /webhooks/telegram) or polling (one gateway long-polls getUpdates)',
+  TELEGRAM_API_ROOT: 'Telegram Bot API root',
+  TELEGRAM_MESSAGE_LIMIT: 'split Telegram replies at this many characters',
+  SLACK_SIGNING_SECRET: 'verifies /webhooks/slack/events; unset: Slack inbound off',
+  SLACK_BOT_TOKEN: 'xoxb- bot token for auth.test and chat.postMessage; unset: Slack replies off',
+  SLACK_API_URL: 'Slack Web API base URL',
+  SLACK_MESSAGE_LIMIT: 'split Slack replies at this many characters (at most 8000)',
+  DISCORD_BOT_TOKEN: "the Discord bot's token: the Gateway connection and replies; unset: Discord off",
+  DISCORD_APPLICATION_ID: 'Discord application id; unset: the one Discord reports',
+  DISCORD_PUBLIC_KEY: 'verifies /webhooks/discord/interactions (Ed25519); unset: interactions off',
+  DISCORD_API_URL: 'Discord REST base URL without the version',
+  DISCORD_GATEWAY_URL: 'Discord Gateway WebSocket URL; unset: asked of GET /gateway/bot',
+  DISCORD_MESSAGE_LIMIT: 'split Discord replies at this many characters',
+  EVENT_WEBHOOK_URLS: 'comma-separated URLs that receive every lifecycle event, signed',
+  EVENT_WEBHOOK_SECRET: 'HMAC-SHA256 key that signs lifecycle event webhooks; required with EVENT_WEBHOOK_URLS',
+  MODEL_BASE_URL: 'required: OpenAI-compatible chat completions base URL of the model (the simulator: http://127.0.0.1:4010/v1)',
+  MODEL_API_KEY: 'API key sent to the model',
+  MODEL_NAME: 'model name sent with every request',
+  MODEL_CONTEXT_TOKENS: "the model's context size in tokens",
+  MODEL_TIMEOUT_MS: "one model request's timeout",
+  MODEL_MAX_RETRIES: 'retries of a model request answered 408/409/429/5xx or whose connection failed',
+  MODEL_RETRY_MAX_WAIT_MS: 'longest wait before such a retry; a model asking for longer is not retried',
+  COMPRESSION_THRESHOLD: 'share of the context at which the session is compressed',
+  COMPRESSION_KEEP_RATIO: 'share of the context kept verbatim (newest messages) when compressing',
+  SUMMARY_TIMEOUT_MS: "the summariser's timeout; past it the turn goes on without compression",
+  COMPRESSION_MAX_ATTEMPTS: 'failed summaries in a row before automatic compression stops for the session',
+  COMPRESSION_BACKOFF_MS: 'wait after a failed summary before the next automatic try (doubles per failure)',
+  COMPRESSION_NOTICE: 'on: one line tells the user when older messages were summarised',
+  RESTART_SUSPEND_THRESHOLD: 'restarts (turns cut off by a crash or shutdown) before a conversation is suspended',
+  AGENT_RUNTIME: 'agent runtime: openai (codex is not built yet and stops the worker)',
+  CODEX_COMMAND: 'reserved for the codex runtime: its command line',
+  APPROVAL_TIMEOUT_SECONDS: 'reserved for the codex runtime: how long an approval may wait',
+  SYSTEM_PROMPT: 'system prompt of every model request',
+  CONVERSATION_LEASE_TTL_MS: "how long a conversation's lease outlives its last renewal",
+  WORKER_CONCURRENCY: 'conversations one worker runs at once',
+  WORKER_DB_POOL_SIZE: "Postgres connections in the worker's pool",
+  COMPRESSION_CONCURRENCY: 'compressions one worker runs at once (at most half of WORKER_DB_POOL_SIZE)',
+  COLLECT_DEBOUNCE_MS: 'busy mode collect: quiet time before a burst becomes one turn',
+  PASTE_MERGE_WINDOW_MS: 'wait for the next part after a near-limit part of a long paste; 0: off',
+  MAX_TOOL_ITERATIONS: 'model → tools → model rounds per turn',
+  TURN_TIMEOUT_MS: 'the longest one turn may run before it is stopped and the user told (1000-3600000)',
+  TOOL_WAIT_MAX_SECONDS: 'the most one wait tool call may wait (0-600)',
+  TURN_WAIT_BUDGET_SECONDS: 'the most all wait calls of one turn may wait together (0-3600)',
+  USER_MAX_RUNNING_TURNS: "turns of one user running at once across all workers; the rest wait (1-1000)",
+  HISTORY_CACHE_MESSAGES: 'transcript messages a worker keeps in memory across turns; 0: read the whole session every turn',
+  DRAIN_TIMEOUT_MS: 'on SIGTERM, how long running turns may go on before they are cut off',
+  HEARTBEAT_INTERVAL_MS: 'worker heartbeat period',
+  WORKER_DEAD_AFTER_MS: 'heartbeat silence after which a worker is declared dead and its turns taken over',
+  SWEEP_INTERVAL_MS: 'how often the recovery sweep looks for stranded input and due deliveries',
+  SIM_TELEGRAM_WEBHOOK_URL: "simulator: where the simulated Telegram posts updates (the gateway's /webhooks/telegram)",
+  SIM_SLACK_EVENTS_URL: "simulator: the simulated Slack app's Request URL (the gateway's /webhooks/slack/events)",
+  SIM_DISCORD_INTERACTIONS_URL: "simulator: the simulated Discord app's Interactions Endpoint URL (the gateway's /webhooks/discord/interactions)",
+};
+
+/** Attaches each variable's meaning to its schema field. */
+export function describeShape<T extends z.ZodRawShape>(shape: T): T {
+  const described: Record<string, z.ZodTypeAny> = {};
+  for (const [name, field] of Object.entries(shape)) {
+    const meaning = meanings[name];
+    described[name] = meaning ? field.describe(meaning) : field;
+  }
+  return described as T;
+}

@@ -9,6 +9,7 @@ import { compressConversation } from '../../apps/worker/src/compress-session.ts'
 import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
 import { createHistoryCache } from '../../apps/worker/src/history-cache.ts';
 import { createDeferredConversations } from '../../apps/worker/src/deferred-conversations.ts';
+import { createHeartbeatHealth } from '../../apps/worker/src/heartbeat-health.ts';
 import type { LeaseManager } from '../../apps/worker/src/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
     throw new Error(`compress-once has no ${what}`);
   };
   const runtime: AgentRuntime = { runTurn: unused('agent runtime') };
-  const leases: LeaseManager = { acquire: unused('leases'), renew: unused('leases'), release: unused('leases'), ttlMs: 30_000 };
+  const leases: LeaseManager = { acquire: unused('leases'), renew: unused('leases'), release: unused('leases'), releaseAllOf: unused('leases'), ttlMs: 30_000 };
   const ctx: WorkerContext = {
     config,
     db: db.db,
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
     running: new Map(),
     deferred: createDeferredConversations(),
     wake: unused('queue'),
+    heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     closing: false,
   };
   try {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { conversationLeaseKey, createRedisLease, type RedisLease } from '@switchboard/queue';
+import { conversationLeaseKey, createRedisLease, releaseLeasesOfHolder, type RedisLease } from '@switchboard/queue';
 
 export interface Lease {
   conversationId: number;
@@ -19,22 +19,27 @@ export interface LeaseManager {
   /** Extends the lease; false if it was lost (expired and taken by another worker). */
   renew(lease: Lease): Promise<boolean>;
   release(lease: Lease): Promise<void>;
+  /** Gives back every lease a worker found dead still holds; returns their conversations. */
+  releaseAllOf(deadWorkerId: string): Promise<number[]>;
   ttlMs: number;
 }
 
 /**
  * The cluster-wide "one running turn per conversation" lease (docs/turns.md).
  * It expires by itself if its worker dies, so a crashed worker blocks a
- * conversation for at most one TTL.
+ * conversation for at most one TTL; and as soon as a sweep declares that
+ * worker dead, its leases are given back (releaseAllOf), so recovery waits
+ * for the heartbeat silence, not the TTL.
  */
-export function createLeaseManager(redis: Redis, prefix: string, ttlMs = 30_000): LeaseManager {
+export function createLeaseManager(redis: Redis, prefix: string, ttlMs = 30_000, workerId?: string): LeaseManager {
   return {
     ttlMs,
     async acquire(conversationId) {
-      const lease = createRedisLease(redis, conversationLeaseKey(prefix, conversationId), ttlMs);
+      const lease = createRedisLease(redis, conversationLeaseKey(prefix, conversationId), ttlMs, workerId);
       return (await lease.tryAcquire()) ? { conversationId, lease } : null;
     },
     renew: (held) => held.lease.renew(),
     release: (held) => held.lease.release(),
+    releaseAllOf: (deadWorkerId) => releaseLeasesOfHolder(redis, prefix, deadWorkerId),
   };
 }

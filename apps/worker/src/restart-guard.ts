@@ -10,10 +10,12 @@ import type { WorkerContext } from './worker-context.ts';
  * still pending and the sweep wakes them.
  */
 export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
-  for (const workerId of await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS)) {
+  const deadWorkers = ctx.heartbeat.canJudgePeers() ? await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS) : [];
+  for (const workerId of deadWorkers) {
     const conversations = await cutOffRunningTurns(ctx.db, { workerId });
     ctx.metrics.countRestartIncrements(conversations.length);
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
+    await resumeAfterDeadWorker(ctx, workerId);
   }
   for (const { conversationId, sessionId } of await suspendRestartLoops(ctx.db, ctx.config.RESTART_SUSPEND_THRESHOLD)) {
     ctx.metrics.countSuspension('restart_loop');
@@ -21,6 +23,19 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     await ctx.emit({ type: 'conversation.suspended', conversationId, sessionId: sessionId ?? undefined, reason: 'restart_loop' });
     if (sessionId !== null) await ctx.emit({ type: await sessionEndEvent(ctx, sessionId), conversationId, sessionId, reason: 'restart_loop' });
   }
+}
+
+/**
+ * Its leases go back now and its conversations are woken, so they resume
+ * within a sweep of the death being found rather than when the lease TTL
+ * runs out (issue 19: recovery within 10 s). A conversation that was only
+ * delivering, or between turns, is woken too: the wake finds nothing to do
+ * or the outbox rows to send.
+ */
+async function resumeAfterDeadWorker(ctx: WorkerContext, deadWorkerId: string): Promise<void> {
+  const released = await ctx.leases.releaseAllOf(deadWorkerId);
+  for (const conversationId of released) await ctx.wake(conversationId, 'dead_worker');
+  if (released.length > 0) ctx.log.info({ deadWorker: deadWorkerId, conversations: released }, 'dead worker\'s leases given back; conversations woken');
 }
 
 /**

@@ -11,6 +11,7 @@ import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEv
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
+import { createHeartbeatHealth } from './heartbeat-health.ts';
 import { createHistoryCache } from './history-cache.ts';
 import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
@@ -67,7 +68,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
     senders,
     history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
-    leases: createLeaseManager(redis, config.REDIS_PREFIX, config.CONVERSATION_LEASE_TTL_MS),
+    leases: createLeaseManager(redis, config.REDIS_PREFIX, config.CONVERSATION_LEASE_TTL_MS, workerId),
     log: log.child({ workerId }),
     workerId,
     metrics: createWorkerMetrics(),
@@ -78,6 +79,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
     },
     running: new Map(),
+    heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     deferred: createDeferredConversations(),
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
     closing: false,
@@ -100,7 +102,13 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   // peers are found and restart loops suspended now and on every sweep.
   await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
   const heartbeat = setInterval(() => {
-    heartbeatWorker(db.db, workerId).catch((err: unknown) => log.warn({ err }, 'heartbeat failed'));
+    heartbeatWorker(db.db, workerId).then(
+      () => ctx.heartbeat.recordSuccess(),
+      (err: unknown) => {
+        ctx.heartbeat.recordFailure();
+        log.warn({ err }, 'heartbeat failed');
+      },
+    );
   }, config.HEARTBEAT_INTERVAL_MS);
   heartbeat.unref();
   await applyRestartRules(ctx);

@@ -6,6 +6,7 @@ import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
 import type { ActiveTurn } from './active-turn.ts';
 import type { DeferredConversations } from './deferred-conversations.ts';
+import type { HeartbeatHealth } from './heartbeat-health.ts';
 import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
@@ -33,10 +34,12 @@ export interface WorkerContext {
   emit(event: Omit<LifecycleEvent, 'at'>): Promise<void>;
   /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
   running: Map<number, ActiveTurn>;
+  /** Whether this worker's own heartbeats allow it to declare silent peers dead (heartbeat-health.ts). */
+  heartbeat: HeartbeatHealth;
   /** Conversations deferred by USER_MAX_RUNNING_TURNS, woken when a turn of their user ends here. */
   deferred: DeferredConversations;
   /** Adds a wake-up job for a conversation (resolves once added). */
-  wake(conversationId: number, reason: 'deferred'): Promise<void>;
+  wake(conversationId: number, reason: 'deferred' | 'dead_worker'): Promise<void>;
   /** Set on shutdown: no new turn starts. */
   closing: boolean;
 }

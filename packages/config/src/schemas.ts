@@ -189,8 +189,8 @@ export const workerEnvSchema = z
       /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
       DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
       /** Worker heartbeat period, and the silence after which a worker is declared dead (docs/restarts.md). */
-      HEARTBEAT_INTERVAL_MS: positiveInt(2000),
-      WORKER_DEAD_AFTER_MS: positiveInt(10_000),
+      HEARTBEAT_INTERVAL_MS: positiveInt(1000),
+      WORKER_DEAD_AFTER_MS: positiveInt(5000),
       EVENT_WEBHOOK_SECRET: optionalSecret,
       /** How often the recovery sweep looks for stranded input, ms. */
       SWEEP_INTERVAL_MS: positiveInt(2000),

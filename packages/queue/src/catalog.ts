@@ -7,7 +7,7 @@ export const wakeConversationSchema = z.object({
   /** The inbound event that caused the wake-up, or null for sweeps and operator actions. */
   inboundEventId: z.number().int().positive().nullable(),
   /** deferred: a turn of the user whose USER_MAX_RUNNING_TURNS held this conversation back has ended. */
-  reason: z.enum(['inbound', 'sweep', 'outbox', 'operator', 'deferred']),
+  reason: z.enum(['inbound', 'sweep', 'outbox', 'operator', 'deferred', 'dead_worker']),
   /**
    * When the gateway had the event stored (ms since the epoch, with
    * microseconds, its clock): the start of the hand-off the worker measures

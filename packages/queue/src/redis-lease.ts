@@ -26,8 +26,13 @@ export function conversationLeaseKey(prefix: string, conversationId: number): st
 const renewScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-export function createRedisLease(redis: Redis, key: string, ttlMs: number): RedisLease {
-  const owner = randomUUID();
+/**
+ * `holder` (a worker id) starts the owner token, so the leases of a holder
+ * found dead can be given back at once (releaseLeasesOfHolder) instead of
+ * blocking their conversations until the TTL runs out.
+ */
+export function createRedisLease(redis: Redis, key: string, ttlMs: number, holder?: string): RedisLease {
+  const owner = holder === undefined ? randomUUID() : `${holder}/${randomUUID()}`;
   return {
     key,
     owner,
@@ -42,4 +47,29 @@ export function createRedisLease(redis: Redis, key: string, ttlMs: number): Redi
       await redis.eval(releaseScript, 1, key, owner);
     },
   };
+}
+
+const releaseHolderScript = `local v = redis.call('get', KEYS[1]) if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * Deletes every conversation lease whose owner token starts with
+ * `<holder>/`, and returns their conversation ids. Only for a holder known to
+ * be dead (its heartbeat stopped): a live holder would find its lease gone at
+ * its next renewal and stop, and the commit fence keeps even that safe. SCAN
+ * walks the lease keys, which are as many as the conversations running now.
+ */
+export async function releaseLeasesOfHolder(redis: Redis, prefix: string, holder: string): Promise<number[]> {
+  const pattern = conversationLeaseKey(prefix, 0).replace(/0$/, '*');
+  const released: number[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    cursor = next;
+    for (const key of keys) {
+      if ((await redis.eval(releaseHolderScript, 1, key, `${holder}/`)) !== 1) continue;
+      const id = Number(key.slice(key.lastIndexOf(':') + 1));
+      if (Number.isInteger(id)) released.push(id);
+    }
+  } while (cursor !== '0');
+  return released;
 }

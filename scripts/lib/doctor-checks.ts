@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { GrammyError, HttpError, Api } from 'grammy';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { ZodEffects, ZodObject, type z } from 'zod';
-import { gatewayEnvSchema, parseConfig, workerEnvSchema } from '@switchboard/config';
+import type { z } from 'zod';
+import { gatewayEnvSchema, parseConfig, readSchemaShape, workerEnvSchema } from '@switchboard/config';
 import { migrationsFolder } from '@switchboard/db';
 import { createSlackClient, fetchSlackAuthInfo, PlatformError } from '@switchboard/platforms';
 
@@ -22,15 +22,9 @@ export interface CheckResult {
 
 const timeoutMs = 5000;
 
-const fields: Record<string, z.ZodTypeAny> = { ...shapeOf(gatewayEnvSchema), ...shapeOf(workerEnvSchema) };
+const fields: Record<string, z.ZodTypeAny> = { ...readSchemaShape(gatewayEnvSchema), ...readSchemaShape(workerEnvSchema) };
 
 /** The field schemas of an env schema, under any refinements wrapped around it. */
-function shapeOf(schema: z.ZodTypeAny): Record<string, z.ZodTypeAny> {
-  let inner = schema;
-  while (inner instanceof ZodEffects) inner = inner.innerType() as z.ZodTypeAny;
-  return inner instanceof ZodObject ? (inner.shape as Record<string, z.ZodTypeAny>) : {};
-}
-
 /**
  * One variable, parsed by its own field schema (defaults included), so one bad
  * variable does not stop the checks that do not need it.

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { gatewayEnvSchema, migrateEnvSchema, simEnvSchema, workerEnvSchema } from '@switchboard/config';
+import { gatewayEnvSchema, migrateEnvSchema, readSchemaShape, simEnvSchema, workerEnvSchema } from '@switchboard/config';
 
 /** Read by docker compose itself (docker-compose.yml), not by a Switchboard process. */
 const composeVariables: { name: string; value: string; meaning: string; set?: boolean }[] = [
@@ -26,11 +26,6 @@ interface Variable {
   fallback: string | undefined;
 }
 
-function shapeOf(schema: z.ZodTypeAny): Record<string, z.ZodTypeAny> {
-  const def = (schema as unknown as { _def: { schema?: z.ZodTypeAny } })._def;
-  return def.schema ? shapeOf(def.schema) : (schema as z.AnyZodObject).shape;
-}
-
 /** The default a field falls back to when unset, as the text a user would write; undefined when it has none. */
 function readDefault(field: z.ZodTypeAny): string | undefined {
   const def = (field as unknown as { _def: { typeName: string; defaultValue?: () => unknown; schema?: z.ZodTypeAny; in?: z.ZodTypeAny; left?: z.ZodTypeAny } })._def;
@@ -45,7 +40,7 @@ function readDefault(field: z.ZodTypeAny): string | undefined {
 export function collectVariables(): Variable[] {
   const byName = new Map<string, Variable>();
   for (const [process, schema] of processes) {
-    for (const [name, field] of Object.entries(shapeOf(schema))) {
+    for (const [name, field] of Object.entries(readSchemaShape(schema))) {
       const known = byName.get(name);
       if (known) {
         known.usedBy.push(process);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { gatewayEnvSchema, migrateEnvSchema, simEnvSchema, workerEnvSchema } from '@switchboard/config';
+import { gatewayEnvSchema, migrateEnvSchema, readSchemaShape, simEnvSchema, workerEnvSchema } from '@switchboard/config';
 import { repoRoot } from '../../scripts/lib/processes.ts';
 
 // No Docker engine runs on our machines, so docker-compose.yml and the
@@ -28,12 +28,6 @@ const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8')
 const services = compose.services;
 const schemas: Record<string, z.ZodTypeAny> = { gateway: gatewayEnvSchema, worker: workerEnvSchema, sim: simEnvSchema, migrate: migrateEnvSchema };
 const entryOf = (service: Service) => service.command?.[2] ?? '';
-
-/** The schema's variable names (gateway and worker schemas are refined objects). */
-function variablesOf(schema: z.ZodTypeAny): string[] {
-  const inner = (schema as unknown as { _def: { schema?: z.AnyZodObject } })._def.schema ?? (schema as z.AnyZodObject);
-  return Object.keys((inner as z.AnyZodObject).shape);
-}
 
 /** The environment compose would pass with nothing set in .env: `${X:-d}` is d, `${X}` and bare keys are unset. */
 function environmentWithDefaults(service: Service): Record<string, string> {
@@ -61,7 +55,7 @@ describe('docker-compose.yml', () => {
 
   it('passes each process only variables it knows', () => {
     for (const [name, service] of appServices) {
-      const known = variablesOf(schemas[entryOf(service)] as z.ZodTypeAny);
+      const known = Object.keys(readSchemaShape(schemas[entryOf(service)] as z.ZodTypeAny));
       const unknown = Object.keys(service.environment ?? {}).filter((v) => !known.includes(v));
       expect(unknown, `${name} passes variables its process does not read`).toEqual([]);
     }

@@ -9,3 +9,4 @@ export {
   type SimConfig,
   type WorkerConfig,
 } from './schemas.ts';
+export { meanings, readSchemaShape } from './meanings.ts';

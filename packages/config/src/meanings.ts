@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { ZodEffects, ZodObject, type z } from 'zod';
 
 /**
  * One line per variable: what it means to an operator. Attached to the
@@ -91,4 +91,11 @@ export function describeShape<T extends z.ZodRawShape>(shape: T): T {
     described[name] = meaning ? field.describe(meaning) : field;
   }
   return described as T;
+}
+
+/** The variables of an env schema (the gateway's and worker's are refined objects), by name. */
+export function readSchemaShape(schema: z.ZodTypeAny): Record<string, z.ZodTypeAny> {
+  let inner = schema;
+  while (inner instanceof ZodEffects) inner = inner.innerType() as z.ZodTypeAny;
+  return inner instanceof ZodObject ? (inner.shape as Record<string, z.ZodTypeAny>) : {};
 }

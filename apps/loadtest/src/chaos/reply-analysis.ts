@@ -24,7 +24,7 @@ export interface RecoveryFigures {
   faults: number;
   /** Conversations waiting for a reply when the fault ended. */
   affected: number;
-  /** Of those, how many got no reply at all afterwards. */
+  /** Conversations whose line sent during the fault never got its reply (those lines are also counted as lost). */
   unrecovered: number;
   maxMs: number;
   p99Ms: number;
@@ -76,11 +76,17 @@ export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat,
     entry.faults += 1;
     const end = injected.endedAt;
     for (const run of runs) {
-      const waiting = run.records.some((r) => r?.delivered && r.sentAt < end && (r.repliedAt === undefined || r.repliedAt > end));
-      if (!waiting) continue;
-      const next = (replies.get(run.chat.platform)?.get(run.chat.chatId) ?? []).find((r) => r.at >= end);
+      const chatReplies = replies.get(run.chat.platform)?.get(run.chat.chatId) ?? [];
+      const answeredAt = firstReplyAtByTurn(chatReplies, run.script.index);
+      const pending = run.records.filter((r) => r?.delivered && r.sentAt < end && !((answeredAt.get(r.turn) ?? Infinity) <= end));
+      if (pending.length === 0) continue;
+      // A line never answered is counted as lost; here it is unrecovered only when sent while this fault was on (an older loss is an earlier fault's).
+      if (pending.every((r) => !answeredAt.has(r.turn))) {
+        if (pending.some((r) => r.sentAt >= injected.startedAt)) entry.unrecovered += 1;
+        continue;
+      }
+      const next = chatReplies.find((r) => r.at >= end);
       if (next) entry.times.push(next.at - end);
-      else entry.unrecovered += 1;
     }
   }
   const figures: Record<string, RecoveryFigures> = {};
@@ -95,6 +101,15 @@ export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat,
     };
   }
   return figures;
+}
+
+function firstReplyAtByTurn(replies: BotReply[], scriptIndex: number): Map<number, number> {
+  const at = new Map<number, number>();
+  for (const reply of replies) {
+    const tag = parseTurnTag(reply.text);
+    if (tag?.conversationIndex === scriptIndex && !at.has(tag.turn)) at.set(tag.turn, reply.at);
+  }
+  return at;
 }
 
 /** Replies per second over the run, for the timeline chart. */

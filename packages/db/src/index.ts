@@ -20,3 +20,4 @@ export * from './queries/suspension-store.ts';
 export * from './queries/lifecycle-event-store.ts';
 export * from './queries/restart-store.ts';
 export * from './queries/worker-registry.ts';
+export * from './queries/discord-session-store.ts';

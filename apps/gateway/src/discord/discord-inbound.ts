@@ -11,10 +11,10 @@ import {
   type DiscordDispatch,
   type DiscordGatewayConnection,
   type DiscordGatewayOptions,
-  type DiscordGatewaySession,
   type DiscordParseContext,
   type DiscordSessionStore,
 } from '@switchboard/platforms';
+import { claimDiscordSessionHold, loadDiscordSession, saveDiscordSession } from '@switchboard/db';
 import { createRedisConnection, createRedisLease, type RedisLease } from '@switchboard/queue';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 
@@ -44,11 +44,6 @@ const storeRetryDelaysMs = [250, 1000];
 /** Sessions outlive a connection by a few minutes on Discord; an older stored one would only earn an op 9. */
 const sessionTtlMs = 10 * 60_000;
 
-// The session is written only while this process holds the lease, so a
-// holder that just lost it cannot overwrite its successor's session.
-const saveSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[3]) else return 0 end`;
-const deleteSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[2]) else return 0 end`;
-
 /**
  * The Discord Gateway side of ingress (verify, store once, then acknowledge). Discord allows one
  * connection per bot token to receive its events without sharding, and every
@@ -56,7 +51,10 @@ const deleteSessionScript = `if redis.call('get', KEYS[1]) == ARGV[1] then retur
  * process. So one Redis lease per token decides which process connects; the
  * others retry every third of the TTL and take over within about one TTL
  * when the holder dies, resuming its session from Redis so the events it
- * missed are replayed rather than lost. Each MESSAGE_CREATE is stored once
+ * missed are replayed rather than lost. The session (id, resume URL, last
+ * stored sequence) lives in Postgres, fenced by a holder epoch claimed with
+ * the lease, because Redis may come back empty: the lease can be re-taken,
+ * the session could not. Each MESSAGE_CREATE is stored once
  * (deduped on the message id, so replays after a resume are harmless) before
  * the connection's resume point moves past it.
  */
@@ -69,7 +67,6 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   // Never the token itself in a key name: keys show up in monitoring.
   const tokenId = createHash('sha256').update(token).digest('hex').slice(0, 16);
   const leaseKey = `${config.REDIS_PREFIX}:discord:gateway-lease:${tokenId}`;
-  const sessionKey = `${config.REDIS_PREFIX}:discord:gateway-session:${tokenId}`;
 
   // Its own connection: lease commands wait for a reconnect instead of failing fast like the producer's.
   const redis: Redis = createRedisConnection(config.REDIS_URL, 'producer', { enableOfflineQueue: true, connectionName: 'switchboard-discord-lease' });
@@ -78,14 +75,14 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
 
   const threads = new Set<string>();
   const context: DiscordParseContext = { botUserId: '', applicationId: config.DISCORD_APPLICATION_ID, botThreadIds: threads };
+  /** This process's fencing token for session writes, claimed each time it takes the lease. */
+  let holderEpoch = 0;
   const sessionStore: DiscordSessionStore = {
-    async load() {
-      const raw = await redis.get(sessionKey);
-      return raw ? (JSON.parse(raw) as DiscordGatewaySession) : undefined;
-    },
+    load: () => loadDiscordSession(ingress.sql, tokenId, sessionTtlMs),
     async save(session) {
-      if (session) await redis.eval(saveSessionScript, 2, leaseKey, sessionKey, lease.owner, JSON.stringify(session), String(sessionTtlMs));
-      else await redis.eval(deleteSessionScript, 2, leaseKey, sessionKey, lease.owner);
+      const written = await saveDiscordSession(ingress.sql, tokenId, holderEpoch, session);
+      // Another process has claimed the connection since; the next lease check disconnects this one.
+      if (!written) log.info({ holderEpoch }, 'discord gateway session not saved: another process holds the connection now');
     },
   };
 
@@ -162,19 +159,38 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
     await current?.close();
   }
 
+  /** Takes the lease and claims the session epoch; a claim that fails gives the lease back for a later try. */
+  async function acquire(): Promise<boolean> {
+    if (!(await lease.tryAcquire())) return false;
+    try {
+      holderEpoch = await claimDiscordSessionHold(ingress.sql, tokenId);
+      return true;
+    } catch (err) {
+      log.warn({ err }, 'discord gateway lease taken but the session could not be claimed in Postgres; trying again later');
+      await lease.release().catch(() => undefined);
+      return false;
+    }
+  }
+
   async function tick(): Promise<void> {
     try {
       if (!holding) {
-        if (await lease.tryAcquire()) {
+        if (await acquire()) {
           holding = true;
           lastConfirmedAt = Date.now();
-          log.info({ leaseKey }, 'discord gateway lease taken; connecting');
+          log.info({ leaseKey, holderEpoch }, 'discord gateway lease taken; connecting');
           connect();
         }
         return;
       }
       if (await lease.renew()) {
         lastConfirmedAt = Date.now();
+        return;
+      }
+      // No key at all (Redis restarted empty) rather than another owner: take it back and keep the connection, so no event waits for a takeover.
+      if (await acquire()) {
+        lastConfirmedAt = Date.now();
+        log.warn({ leaseKey, holderEpoch }, 'discord gateway lease vanished (Redis restarted?); taken back, connection kept');
         return;
       }
       holding = false;

@@ -7,3 +7,4 @@ export { turns, turnStatuses, type TurnStatus } from './turns.ts';
 export { auditLog } from './audit-log.ts';
 export { eventDeliveries, lifecycleEvents } from './lifecycle-events.ts';
 export { workers } from './workers.ts';
+export { discordGatewaySessions } from './discord-gateway-sessions.ts';

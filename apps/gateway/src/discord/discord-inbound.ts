@@ -82,7 +82,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
     async save(session) {
       const written = await saveDiscordSession(ingress.sql, tokenId, holderEpoch, session);
       // Another process has claimed the connection since; the next lease check disconnects this one.
-      if (!written) log.info({ holderEpoch }, 'discord gateway session not saved: another process holds the connection now');
+      if (!written) log.debug({ holderEpoch }, 'discord gateway session not saved: another process has claimed the connection since');
     },
   };
 

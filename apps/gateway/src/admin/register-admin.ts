@@ -5,6 +5,7 @@ import { TypeBoxValidatorCompiler, registerAjvFormats } from '@fastify/type-prov
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '@switchboard/config';
+import { normaliseText } from '@switchboard/core';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { createRedisConnection, type TurnQueue } from '@switchboard/queue';
@@ -83,9 +84,12 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
           // A refused WebSocket upgrade leaves a socket that no HTTP parser owns any more: close it, or it lingers half-open.
           if (request.headers.upgrade !== undefined && reply.statusCode !== 101) request.raw.socket?.destroy();
         });
-        // Actions without options may be posted with no body at all.
         secured.addHook('preValidation', async (request) => {
+          // Actions without options may be posted with no body at all.
           if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {};
+          // Text is normalised where it is parsed, as on the webhooks: a NUL or a lone surrogate in a suspend
+          // reason, an audit filter or a job id failed its query or its audit row with a 500 (found by the fuzzer, issue 17).
+          for (const part of [request.params, request.query, request.body]) normaliseStringFields(part);
         });
         await secured.register(fastifySwagger, {
           openapi: {
@@ -120,4 +124,11 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
     { prefix: '/admin' },
   );
   deps.log.info({ actors: tokens.map((token) => token.name) }, 'admin API on at /admin');
+}
+
+/** Normalises the top-level string values of a parsed request part in place (admin bodies and queries are flat; deeper values are refused by the schemas). */
+function normaliseStringFields(part: unknown): void {
+  if (typeof part !== 'object' || part === null || Array.isArray(part)) return;
+  const record = part as Record<string, unknown>;
+  for (const [key, value] of Object.entries(record)) if (typeof value === 'string') record[key] = normaliseText(value);
 }

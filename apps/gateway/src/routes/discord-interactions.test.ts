@@ -48,6 +48,15 @@ describe('registerDiscordInteractions', () => {
     expect((await post(body, signedHeaders(body))).json()).toEqual({ type: 1 });
   });
 
+  it('verifies the exact bytes received, bytes that are not UTF-8 included', async () => {
+    // Found by the fuzzer (issue 17): read as a string, 0xFF became U+FFFD and the right signature no longer matched.
+    const body = Buffer.concat([Buffer.from('{"id":"1","application_id":"2","type":1,"token":"t","locale":"'), Buffer.from([0xff, 0xc0, 0x80]), Buffer.from('"}')]);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const headers = { 'content-type': 'application/json', 'x-signature-timestamp': timestamp, 'x-signature-ed25519': sign(null, Buffer.concat([Buffer.from(timestamp), body]), privateKey).toString('hex') };
+    const response = await app.inject({ method: 'POST', url: '/webhooks/discord/interactions', payload: body, headers });
+    expect(response.json()).toEqual({ type: 1 });
+  });
+
   it('answers 401 to a bad or missing signature before reading the body', async () => {
     const body = JSON.stringify({ id: '1', application_id: '2', type: 1, token: 't' });
     const headers = signedHeaders(body);

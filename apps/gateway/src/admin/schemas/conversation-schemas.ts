@@ -1,6 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { ConversationDetail, ConversationSummary, SessionSummary, TranscriptMessage } from '@switchboard/db';
-import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, Timestamp, toIso } from './common-schemas.ts';
+import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, RowId, Timestamp, toIso } from './common-schemas.ts';
 
 export const BusyMode = Type.Enum([...busyModes]);
 
@@ -64,9 +64,10 @@ export const ConversationDetailView = Type.Object({
 
 export const TranscriptQuery = Type.Object(
   {
-    session: Type.Optional(Type.Integer({ minimum: 1, description: 'Walk the chain from this session instead of the head' })),
+    session: Type.Optional(RowId({ description: 'Walk the chain from this session instead of the head' })),
     order: Type.Optional(Type.Enum(['asc', 'desc'], { default: 'asc' })),
-    cursor: Type.Optional(Type.String({ pattern: '^[0-9]+:[0-9]+$', description: 'nextCursor of the previous page (sessionId:seq)' })),
+    // A session id below 2^53 and a seq (int4) below 2^31: longer numbers failed the query with a 500.
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}:[0-9]{1,9}$', description: 'nextCursor of the previous page (sessionId:seq)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   },
   { additionalProperties: false },

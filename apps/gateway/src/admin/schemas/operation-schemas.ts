@@ -1,14 +1,14 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { AuditEntry, OutboxEntry, TurnSummary } from '@switchboard/db';
 import { ConversationView } from './conversation-schemas.ts';
-import { NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, Timestamp, toIso } from './common-schemas.ts';
+import { NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, RowId, Timestamp, toIso } from './common-schemas.ts';
 
 const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'];
 
 export const TurnListQuery = Type.Object(
   {
     status: Type.Optional(Type.Enum(turnStatuses)),
-    conversation: Type.Optional(Type.Integer({ minimum: 1 })),
+    conversation: Type.Optional(RowId()),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -55,8 +55,9 @@ export const QueueCounts = Type.Object({
 });
 export const QueueFigures = Type.Object({ queues: Type.Array(QueueCounts) });
 
+// Redis takes 64-bit range indexes; one past 2^63 was refused and answered as if Redis were down (503).
 export const FailedJobsQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) },
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })) },
   { additionalProperties: false },
 );
 export const FailedJob = Type.Object({
@@ -76,7 +77,7 @@ export const QueueParams = Type.Object({ queue: Type.String({ minLength: 1 }) })
 export const OutboxListQuery = Type.Object(
   {
     status: Type.Optional(Type.Enum(['undelivered', 'pending', 'failed'], { default: 'undelivered' })),
-    conversation: Type.Optional(Type.Integer({ minimum: 1 })),
+    conversation: Type.Optional(RowId()),
     ...PageQuery,
   },
   { additionalProperties: false },

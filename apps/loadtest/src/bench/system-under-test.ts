@@ -8,7 +8,8 @@ import { spawnProfiledApp } from './cpu-profile.ts';
 
 export const benchBotToken = '424242:bench-token';
 export const benchWebhookSecret = 'bench-secret';
-const slack = { signingSecret: 'bench-slack-signing-secret', botToken: 'xoxb-bench-slack-token' };
+export const benchSlack = { signingSecret: 'bench-slack-signing-secret', botToken: 'xoxb-bench-slack-token' };
+const slack = benchSlack;
 const discord = { botToken: 'bench-discord-token', applicationId: '1400000000000000001' };
 
 export interface SystemUnderTest {

@@ -17,6 +17,8 @@ export interface ChaosReport {
   faults: (InjectedFault & { offsetMs: number })[];
   faultsByKind: Record<string, number>;
   messages: { sent: number; acknowledged: number; notAcknowledged: number };
+  /** Unauthenticated and invalid payloads from the fuzz generators, sent to gateway-0 during the run. */
+  fuzz?: { sent: number; byStatus: Record<string, number>; unanswered: number };
   replies: Record<string, PlatformReplies>;
   recovery: Record<string, RecoveryFigures>;
   checks: ChaosCheck[];
@@ -34,6 +36,7 @@ export function renderChaosTable(report: ChaosReport): string {
   const lines = [
     `chaos ${report.profile} seed ${report.seed}: ${report.ok ? 'OK' : 'FAILED'} (${report.system.gateways} gateway(s), ${report.system.workers} worker(s), ${report.system.platforms.join('+')})`,
     `messages sent ${report.messages.sent}, acknowledged ${report.messages.acknowledged}, refused while down ${report.messages.notAcknowledged}; idle ${seconds(report.quietAfterMs)} after the load`,
+    ...(report.fuzz ? [`fuzzed bad input sent ${report.fuzz.sent} (${Object.entries(report.fuzz.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ')}; unanswered while a gateway was down ${report.fuzz.unanswered})`] : []),
     '',
     pad(['fault', 'injected', 'affected', 'unrecovered', 'max recovery', 'p99 recovery']),
     ...Object.entries(report.faultsByKind).map(([kind, n]) => {

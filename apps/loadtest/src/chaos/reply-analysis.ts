@@ -18,6 +18,8 @@ export interface PlatformReplies extends ReplyCounts {
   modelErrorLines: number;
   /** The first lost replies: chat, turn and when the line was sent, to find them in the logs. */
   lostSamples: string[];
+  /** Chat, turn and time of replies that came after a later line's reply, for finding the cause. */
+  reorderedSamples: string[];
 }
 
 export interface RecoveryFigures {
@@ -35,11 +37,15 @@ export function countRepliesByPlatform(runs: ConversationRun[], replies: Replies
   const modelDown = faults.filter((f) => f.fault.kind === 'model-failing');
   for (const run of runs) {
     const platform = run.chat.platform;
-    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [] });
+    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [], reorderedSamples: [] });
     const chatReplies = replies.get(platform)?.get(run.chat.chatId) ?? [];
     const problems: ReplyProblem[] = [];
     checkConversationReplies(run, chatReplies, 'queue', counts, problems);
     for (const problem of problems) {
+      if (problem.kind === 'out-of-order' && counts.reorderedSamples.length < 10) {
+        const sentAt = run.records[problem.turn ?? 0]?.sentAt ?? 0;
+        counts.reorderedSamples.push(`${platform} chat ${run.chat.chatId} turn ${problem.turn} sent ${new Date(sentAt).toISOString()}: ${problem.detail}`);
+      }
       if (problem.kind !== 'lost' || problem.turn === undefined) continue;
       const sentAt = run.records[problem.turn]?.sentAt ?? 0;
       if (answeredWithModelError(sentAt, chatReplies, run.script.index, modelDown)) {

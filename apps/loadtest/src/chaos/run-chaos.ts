@@ -7,7 +7,8 @@ import postgres from 'postgres';
 import { repoRoot } from '../../../../scripts/lib/processes.ts';
 import { startPostgres, type PostgresServer } from '../../../../scripts/lib/services/postgres-server.ts';
 import { startRedis, type RedisServer } from '../../../../scripts/lib/services/redis-server.ts';
-import { startSystemUnderTest, type SystemUnderTest } from '../bench/system-under-test.ts';
+import { benchSlack, benchWebhookSecret, startSystemUnderTest, type SystemUnderTest } from '../bench/system-under-test.ts';
+import { runFuzz, type FuzzSummary } from '../fuzz/index.ts';
 import type { ConversationRun } from '../conversation-runner.ts';
 import { createDrivers } from '../drivers/create-drivers.ts';
 import type { PlatformName } from '../drivers/platform-driver.ts';
@@ -84,7 +85,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const replies = await listAllReplies(system, played.runs);
     const store = await checkStore(sql, redis.url, system.redisPrefix);
     const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
-    const checks = judgeChaosRun(replyCounts, store, played.faults);
+    const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
     const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
     const report: ChaosReport = {
       ok: checks.every((c) => c.ok),
@@ -96,6 +97,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       loadStartedAt: played.loadStartedAt,
       faults: played.faults.map((f) => ({ ...f, offsetMs: f.startedAt - played.loadStartedAt })),
       faultsByKind: countByKind(played.faults),
+      fuzz: summariseFuzz(played.fuzz),
       messages: { sent: records.length, acknowledged: records.filter((r) => r.delivered).length, notAcknowledged: records.filter((r) => !r.delivered).length },
       replies: replyCounts,
       recovery: measureRecovery(played.runs, replies, played.faults),
@@ -133,7 +135,14 @@ async function playLoadWithFaults(options: ChaosOptions, durationS: number, sche
       options.log?.(`chaos: +${((injected.startedAt - loadStartedAt) / 1000).toFixed(1)} s ${fault.kind} ${fault.target}: ${injected.error ? `ERROR ${injected.error}` : injected.detail}`);
     }
   })();
-  // TODO(issue 19, item 2): mix in a few fuzzed payloads (apps/loadtest/src/fuzz/, runFuzz against one gateway) once that module is committed.
+  // Bad input mixed in (the bad-input issue's generators): unauthenticated and invalid payloads only, so the
+  // end checks can still demand that every stored line is one the load test sent.
+  const fuzzing = runFuzz({
+    target: { baseUrl: system.gatewayUrls[0] as string, telegram: { webhookSecret: benchWebhookSecret }, slack: { signingSecret: benchSlack.signingSecret } },
+    seed: options.seed,
+    perRoute: Math.round(durationS * 2),
+    classes: ['unauthenticated', 'invalid'],
+  });
   const load = await runLoadTest(
     createLoadTestOptions({
       transcripts: options.transcripts ?? defaultTranscriptPath,
@@ -159,7 +168,7 @@ async function playLoadWithFaults(options: ChaosOptions, durationS: number, sche
     },
   );
   await player;
-  return { load, runs, faults, loadStartedAt };
+  return { load, runs, faults, loadStartedAt, fuzz: await fuzzing };
 }
 
 async function listAllReplies(system: SystemUnderTest, runs: ConversationRun[]): Promise<RepliesByChat> {
@@ -170,6 +179,14 @@ async function listAllReplies(system: SystemUnderTest, runs: ConversationRun[]):
     if (chats.length > 0) replies.set(platform, await driver.listReplies(chats));
   }
   return replies;
+}
+
+function summariseFuzz(fuzz: FuzzSummary): ChaosReport['fuzz'] {
+  const byStatus: Record<string, number> = {};
+  for (const figures of Object.values(fuzz.byRoute)) {
+    for (const [status, n] of Object.entries(figures?.byStatus ?? {})) byStatus[status] = (byStatus[status] ?? 0) + n;
+  }
+  return { sent: fuzz.sent, byStatus, unanswered: fuzz.errors.count };
 }
 
 function countByKind(faults: InjectedFault[]): Record<string, number> {

@@ -38,6 +38,9 @@ async function main() {
     entryPoints,
     outdir,
     bundle: true,
+    // Dynamic imports stay lazy (the calculator loads mathjs only when first used), as they are from source.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20',

@@ -6,9 +6,20 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { AdvisoryLock } from './lock-ids.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-// From packages/db/src when run from source, from dist/ when bundled by `npm run build`.
-export const migrationsFolder = [resolve(here, '../../../migrations'), resolve(here, '../migrations')].find((dir) => existsSync(dir)) ?? resolve(here, '../../../migrations');
+/**
+ * The repository's migrations/: three levels up from packages/db/src when run
+ * from source; from a `npm run build` bundle (dist/ or dist/chunks/) the
+ * nearest folder upward that holds one.
+ */
+function findMigrationsFolder(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = resolve(dir, 'migrations');
+    if (existsSync(resolve(candidate, 'meta/_journal.json'))) return candidate;
+    if (dirname(dir) === dir) return resolve(from, '../../../migrations');
+  }
+}
+
+export const migrationsFolder = findMigrationsFolder(dirname(fileURLToPath(import.meta.url)));
 
 /**
  * Applies migrations/ to `url`. drizzle's migrate() is not safe to run

@@ -1,11 +1,20 @@
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
-// From apps/gateway/src/admin when run from source, from dist/ when bundled by `npm run build`.
-const consoleRoots = ['../../public/admin/', '../apps/gateway/public/admin/'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
-export const consoleRoot = consoleRoots.find((dir) => existsSync(dir)) ?? consoleRoots[0]!;
+/** apps/gateway/public/admin/, found upward from this module: apps/gateway/src/admin from source, dist/ or dist/chunks/ from a build. */
+function findConsoleRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    for (const candidate of [join(dir, 'public/admin'), join(dir, 'apps/gateway/public/admin')]) {
+      if (existsSync(join(candidate, 'index.html'))) return `${candidate}/`;
+    }
+    if (dirname(dir) === dir) return fileURLToPath(new URL('../../public/admin/', import.meta.url));
+  }
+}
+
+export const consoleRoot = findConsoleRoot(dirname(fileURLToPath(import.meta.url)));
 
 /**
  * The console page (apps/gateway/public/admin): static HTML, JS and CSS with

@@ -11,8 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { parseArgs } from 'node:util';
 import { migrateDatabase } from '@switchboard/db';
+import { readCommandLine } from './lib/command-line.ts';
 import { chooseDemoModel, realModelDefaultName } from './lib/demo-model.ts';
 import { demoChats, postJson, type DemoPlatform } from './lib/demo-platforms.ts';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from './lib/processes.ts';
@@ -34,21 +34,7 @@ MODEL_BASE_URL and MODEL_API_KEY set (and MODEL_NAME, default ${realModelDefault
 the worker talks to that OpenAI-compatible model instead.
 `;
 
-function readArgs(): { smoke: boolean; platform?: string; help: boolean } {
-  const options = { smoke: { type: 'boolean', default: false }, platform: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } as const;
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-}
-
-const args = readArgs();
-if (args.help) {
-  process.stdout.write(usage);
-  process.exit(0);
-}
+const args = readCommandLine({ smoke: { type: 'boolean', default: false }, platform: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } }, usage);
 const logDir = join(repoRoot, '.data', 'demo-logs');
 const started: ManagedProcess[] = [];
 

@@ -5,7 +5,7 @@
  * docs/benchmarks.md with it, so a curious run never rewrites the committed
  * figures. About ten minutes in full, one with --quick.
  */
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../../../../scripts/lib/command-line.ts';
 
 const usage = `Usage: npm run bench -- [--quick] [--write]
 
@@ -18,21 +18,7 @@ report as markdown. Needs Postgres and Redis (scripts/services.sh starts them).
   --help    print this and exit
 `;
 
-function readArgs(): { quick: boolean; write: boolean; help: boolean } {
-  try {
-    const options = { quick: { type: 'boolean', default: false }, write: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } as const;
-    return parseArgs({ options }).values;
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-}
-
-const args = readArgs();
-if (args.help) {
-  process.stdout.write(usage);
-  process.exit(0);
-}
+const args = readCommandLine({ quick: { type: 'boolean', default: false }, write: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } }, usage);
 
 // Loaded only for a run, so --help answers at once.
 const { runBench } = await import('./bench-runner.ts');

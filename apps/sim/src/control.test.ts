@@ -84,6 +84,19 @@ describe('control API', () => {
     expect(json).toMatchObject([{ body: { messages: [{ content: 'ping' }] }, status: 200 }]);
   });
 
+  it('lists only the requests still in flight with state=pending', async () => {
+    await call('/control/model/requests', { method: 'DELETE' });
+    await postJson('/control/model/script', { rules: [{ match: 'slow', reply: 'late', delayMs: 2_000 }], default: { type: 'fixed', text: 'fast' } });
+    await postJson('/v1/chat/completions', { messages: [{ role: 'user', content: 'quick' }] });
+    const slow = postJson('/v1/chat/completions', { messages: [{ role: 'user', content: 'slow one' }] });
+    await call('/control/model/wait?count=2&timeout_ms=5000');
+    expect((await call('/control/model/requests?state=pending')).json).toMatchObject([{ body: { messages: [{ content: 'slow one' }] } }]);
+    expect((await call('/control/model/requests')).json).toHaveLength(2);
+    await slow;
+    expect((await call('/control/model/requests?state=pending')).json).toEqual([]);
+    expect(await call('/control/model/requests?state=later')).toMatchObject({ status: 400, json: { code: 'SIM_BAD_QUERY' } });
+  });
+
   it('streams recorded events as SSE', async () => {
     const controller = new AbortController();
     const response = await fetch(`${baseUrl}/control/events`, { signal: controller.signal });

@@ -13,7 +13,7 @@ export interface ModelControlDeps {
   shutdown: AbortSignal;
 }
 
-const requestStates = new Set<RequestState>(['any', 'finished', 'aborted', 'settled']);
+const requestStates = new Set<RequestState>(['any', 'finished', 'aborted', 'settled', 'pending']);
 const maxWaitMs = 300_000;
 
 /** `/control/model/*`: replace the script, read what the model was asked. */
@@ -24,7 +24,8 @@ export async function registerModelControl(app: FastifyInstance, deps: ModelCont
 
   app.get('/control/model/script', async () => ({ ...script.current(), remainingTimes: script.remaining() }));
 
-  app.get('/control/model/requests', async () => requests.records);
+  // `state=pending` lists only requests still in flight: a chaos run polls it to aim a kill at one, without copying every request ever made.
+  app.get('/control/model/requests', async (request) => requests.matching(readState(request.query as Record<string, unknown>)));
 
   app.delete('/control/model/requests', async () => {
     requests.clear();
@@ -36,8 +37,7 @@ export async function registerModelControl(app: FastifyInstance, deps: ModelCont
     const query = request.query as Record<string, unknown>;
     const count = readIntQuery(query, 'count', { fallback: 1, min: 1 }) as number;
     const timeoutMs = readIntQuery(query, 'timeout_ms', { fallback: 10_000, min: 0, max: maxWaitMs }) as number;
-    const state = (query.state ?? 'any') as RequestState;
-    if (!requestStates.has(state)) throw new SimError('SIM_BAD_QUERY', 'state must be one of any, finished, aborted, settled');
+    const state = readState(query);
     const { signal } = watchClient(reply, shutdown);
     const check = () => {
       const matching = requests.matching(state);
@@ -47,4 +47,10 @@ export async function registerModelControl(app: FastifyInstance, deps: ModelCont
     if (found) return found;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', requests: requests.matching(state) });
   });
+}
+
+function readState(query: Record<string, unknown>): RequestState {
+  const state = (query.state ?? 'any') as RequestState;
+  if (!requestStates.has(state)) throw new SimError('SIM_BAD_QUERY', `state must be one of ${[...requestStates].join(', ')}`);
+  return state;
 }

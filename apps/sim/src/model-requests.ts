@@ -15,7 +15,7 @@ export interface ModelRequestRecord {
   abortedAt?: number;
 }
 
-export type RequestState = 'any' | 'finished' | 'aborted' | 'settled';
+export type RequestState = 'any' | 'finished' | 'aborted' | 'settled' | 'pending';
 
 /** Every chat-completions request, in arrival order, with how it ended. */
 export class ModelRequestStore {
@@ -53,6 +53,7 @@ export class ModelRequestStore {
     if (state === 'finished') return this.records.filter((record) => record.finishedAt !== undefined);
     if (state === 'aborted') return this.records.filter((record) => record.abortedAt !== undefined);
     if (state === 'settled') return this.records.filter((record) => record.finishedAt !== undefined || record.abortedAt !== undefined);
+    if (state === 'pending') return this.records.filter((record) => record.finishedAt === undefined && record.abortedAt === undefined);
     return this.records;
   }
 

@@ -1,16 +1,19 @@
 import { claimDeadWorkers, cutOffRunningTurns, loadSession, suspendRestartLoops } from '@switchboard/db';
 import type { LifecycleEventType } from '@switchboard/queue';
+import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /**
  * The restart rules (docs/restarts.md) on every worker start and every recovery sweep: workers whose
- * heartbeat stopped are declared dead and their running turns cut off (one
+ * heartbeat stopped (or, on this machine, whose process is gone) are declared dead and their running turns cut off (one
  * restart counted per conversation), then conversations at the threshold are
  * suspended instead of resumed. The rest resume by themselves: their input is
  * still pending and the sweep wakes them.
  */
 export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
-  const deadWorkers = ctx.heartbeat.canJudgePeers() ? await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS) : [];
+  const deadWorkers = ctx.heartbeat.canJudgePeers()
+    ? [...(await claimGoneLocalWorkers(ctx.db, ctx.workerId, ctx.config.HEARTBEAT_INTERVAL_MS)), ...(await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS))]
+    : [];
   for (const workerId of deadWorkers) {
     const conversations = await cutOffRunningTurns(ctx.db, { workerId });
     ctx.metrics.countRestartIncrements(conversations.length);

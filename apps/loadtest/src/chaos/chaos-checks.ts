@@ -37,6 +37,7 @@ export function judgeChaosRun(replies: Record<string, PlatformReplies>, store: S
     // Discord sends carry a nonce, so a retried send is the same message; Slack and Telegram are at least once (counted, not failed).
     counted('Discord exactly once (duplicates = 0)', replies.discord?.duplicated ?? 0, 'duplicate Discord replies'),
     check('every human line stored once, in order', store.userLines),
+    check('human lines stored in the order they were sent', store.sentOrder),
     check('session chains are lines (no fork)', store.forks),
     check('no API-only text stored', store.apiOnlyText),
     check('no conversation suspended', store.suspended),

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LoadTestReport } from '../report.ts';
 import type { ChaosCheck } from './chaos-checks.ts';
+import type { ConversationDump } from './conversation-dump.ts';
 import type { InjectedFault } from './fault-injectors.ts';
 import type { PlatformReplies, RecoveryFigures } from './reply-analysis.ts';
 
@@ -25,6 +26,10 @@ export interface ChaosReport {
   /** Replies recorded per second since loadStartedAt. */
   repliesPerSecond: number[];
   quietAfterMs: number;
+  /** Compressions that completed during the run (sessions with a parent): the kills aimed at compression need some. */
+  compressions?: number;
+  /** Database rows of the first chats with a reordered or lost reply. */
+  dumps?: ConversationDump[];
   load: Pick<LoadTestReport, 'turns' | 'errors' | 'endToEndMs'>;
   files?: { json: string; html: string };
 }
@@ -35,7 +40,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export function renderChaosTable(report: ChaosReport): string {
   const lines = [
     `chaos ${report.profile} seed ${report.seed}: ${report.ok ? 'OK' : 'FAILED'} (${report.system.gateways} gateway(s), ${report.system.workers} worker(s), ${report.system.platforms.join('+')})`,
-    `messages sent ${report.messages.sent}, acknowledged ${report.messages.acknowledged}, refused while down ${report.messages.notAcknowledged}; idle ${seconds(report.quietAfterMs)} after the load`,
+    `messages sent ${report.messages.sent}, acknowledged ${report.messages.acknowledged}, refused while down ${report.messages.notAcknowledged}; compressions ${report.compressions ?? 0}; idle ${seconds(report.quietAfterMs)} after the load`,
     ...(report.fuzz ? [`fuzzed bad input sent ${report.fuzz.sent} (${Object.entries(report.fuzz.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ')}; unanswered while a gateway was down ${report.fuzz.unanswered})`] : []),
     '',
     pad(['fault', 'injected', 'affected', 'unrecovered', 'max recovery', 'p99 recovery']),

@@ -5,6 +5,7 @@ import type { PostgresServer } from '../../../../scripts/lib/services/postgres-s
 import type { RedisServer } from '../../../../scripts/lib/services/redis-server.ts';
 import type { SystemUnderTest } from '../bench/system-under-test.ts';
 import { readJson } from '../http-json.ts';
+import { killWorkerDuringCompression, killWorkerDuringDelivery, pidOf } from './aimed-kills.ts';
 import type { ScheduledFault } from './fault-schedule.ts';
 
 /** What the chaos run can break: the processes, the two services, and the simulator that plays the platforms and the model. */
@@ -42,6 +43,8 @@ type Injector = (target: ChaosTarget, fault: ScheduledFault) => Promise<string>;
 
 const injectors: Record<ScheduledFault['kind'], Injector> = {
   'worker-kill': killWorker,
+  'worker-kill-delivery': killWorkerDuringDelivery,
+  'worker-kill-compression': killWorkerDuringCompression,
   'gateway-kill': killGateway,
   'all-sigterm': restartEverything,
   'redis-restart': async ({ redis }, fault) => {
@@ -67,9 +70,6 @@ const injectors: Record<ScheduledFault['kind'], Injector> = {
   'model-slow': (target, fault) => holdModelFault(target, fault, { delayMs: 2_500 }),
   'model-failing': (target, fault) => holdModelFault(target, fault, { rules: [{ error: { status: 503, message: 'chaos: model down' } }] }),
 };
-
-/** The pid in a worker id (`<hostname>-<pid>-<random>`, docs/restarts.md "Liveness"). */
-const pidOf = (workerId: string) => Number(workerId.split('-').at(-2));
 
 /** SIGKILL of the worker with the most running turns (the scheduled one when none runs), a pause, a fresh process. */
 async function killWorker({ system, sql }: ChaosTarget, fault: ScheduledFault): Promise<string> {

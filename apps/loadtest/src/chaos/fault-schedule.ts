@@ -7,6 +7,8 @@ import { createRandom } from '../conversation-runner.ts';
 
 export const faultKinds = [
   'worker-kill',
+  'worker-kill-delivery',
+  'worker-kill-compression',
   'gateway-kill',
   'all-sigterm',
   'redis-restart',
@@ -71,12 +73,17 @@ export const profiles: Record<ProfileName, ChaosProfile> = {
     kinds: faultKinds,
     leadInMs: 5_000,
     tailMs: 10_000,
+    // With the default prompt and tools (231 tokens) a context this small makes a 12-line conversation compress once or twice,
+    // so compressions run all through the load and aimed kills land in them.
+    workerEnv: { MODEL_CONTEXT_TOKENS: '900' },
   },
 };
 
 /** How long each kind lasts, [min, max] ms. */
 const durations: Record<FaultKind, [number, number]> = {
   'worker-kill': [300, 1_500],
+  'worker-kill-delivery': [300, 1_500],
+  'worker-kill-compression': [300, 1_500],
   'gateway-kill': [300, 1_500],
   'all-sigterm': [200, 800],
   'redis-restart': [500, 2_000],
@@ -90,7 +97,9 @@ const durations: Record<FaultKind, [number, number]> = {
 
 /** Relative weights in the long profile: kills of single processes are the common failure and the one issue 19 asks to repeat. */
 const weights: Record<FaultKind, number> = {
-  'worker-kill': 6,
+  'worker-kill': 4,
+  'worker-kill-delivery': 1.5,
+  'worker-kill-compression': 1.5,
   'gateway-kill': 3,
   'all-sigterm': 1,
   'redis-restart': 2,
@@ -145,7 +154,9 @@ function pickWeighted(random: () => number, kinds: readonly FaultKind[]): FaultK
 
 function pickTarget(random: () => number, kind: FaultKind, topology: Topology): string {
   const index = (count: number) => String(Math.min(count - 1, Math.floor(random() * count)));
-  if (kind === 'worker-kill') return `worker-${index(topology.workers)}`;
+  // An aimed kill hits the worker caught in the act; the scheduled one only when none is.
+  if (kind === 'worker-kill' || kind === 'worker-kill-compression') return `worker-${index(topology.workers)}`;
+  if (kind === 'worker-kill-delivery') return (['telegram', 'slack', 'discord'] as const)[Number(index(3))] as string;
   if (kind === 'gateway-kill') return `gateway-${index(topology.gateways)}`;
   if (kind === 'platform-429' || kind === 'platform-5xx') return (['telegram', 'slack', 'discord'] as const)[Number(index(3))] as string;
   if (kind === 'discord-heartbeat-acks') return 'discord';

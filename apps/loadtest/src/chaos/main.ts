@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { renderChaosTable } from './chaos-report.ts';
-import { profiles } from './fault-schedule.ts';
+import { faultKinds, profiles } from './fault-schedule.ts';
 
 const usage = `Usage: npx tsx apps/loadtest/src/chaos/main.ts [options]
 
@@ -21,6 +21,8 @@ platforms and the model misbehave; then checks every conversation (docs/guarante
   --gateways N      gateway processes (default 2)
   --workers M       worker processes (default 2)
   --duration-s N    seconds of load (default: the profile's); faults are spread over it
+  --faults N        how many faults (default: the profile's)
+  --kinds K,K       only these fault kinds, drawn by weight (default: the profile's); to chase one failure
   --out DIR         report directory (default .data/chaos/<timestamp>)
   --help
 `;
@@ -38,6 +40,12 @@ const schema = z.object({
   gateways: int('--gateways', 1).default('2'),
   workers: int('--workers', 1).default('2'),
   'duration-s': int('--duration-s', 10).optional(),
+  faults: int('--faults', 1).optional(),
+  kinds: z
+    .string()
+    .transform((list) => list.split(',').map((kind) => kind.trim()))
+    .pipe(z.array(z.enum(faultKinds, { message: `--kinds takes a comma-separated list of ${faultKinds.join(', ')}` })).min(1))
+    .optional(),
   out: z.string().min(1).optional(),
 });
 
@@ -50,7 +58,7 @@ async function main(): Promise<number> {
       allowPositionals: false,
       options: {
         help: { type: 'boolean', short: 'h' },
-        ...Object.fromEntries(['seed', 'profile', 'gateways', 'workers', 'duration-s', 'out'].map((name) => [name, { type: 'string' as const }])),
+        ...Object.fromEntries(['seed', 'profile', 'gateways', 'workers', 'duration-s', 'faults', 'kinds', 'out'].map((name) => [name, { type: 'string' as const }])),
       },
     }).values;
   } catch (error) {
@@ -75,6 +83,8 @@ async function main(): Promise<number> {
     gateways: v.gateways,
     workers: v.workers,
     ...(v['duration-s'] !== undefined ? { durationS: v['duration-s'] } : {}),
+    ...(v.faults !== undefined ? { faults: v.faults } : {}),
+    ...(v.kinds !== undefined ? { kinds: v.kinds } : {}),
     ...(v.out ? { outDir: v.out } : {}),
     log: (line) => console.error(line),
   });

@@ -20,6 +20,8 @@ export interface PlatformReplies extends ReplyCounts {
   lostSamples: string[];
   /** Chat, turn and time of replies that came after a later line's reply, for finding the cause. */
   reorderedSamples: string[];
+  /** `platform:chatId` of the chats with a reordered or lost reply (their database rows go into the report). */
+  failedChats: string[];
 }
 
 export interface RecoveryFigures {
@@ -37,11 +39,12 @@ export function countRepliesByPlatform(runs: ConversationRun[], replies: Replies
   const modelDown = faults.filter((f) => f.fault.kind === 'model-failing');
   for (const run of runs) {
     const platform = run.chat.platform;
-    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [], reorderedSamples: [] });
+    const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [], reorderedSamples: [], failedChats: [] });
     const chatReplies = replies.get(platform)?.get(run.chat.chatId) ?? [];
     const problems: ReplyProblem[] = [];
     checkConversationReplies(run, chatReplies, 'queue', counts, problems);
     for (const problem of problems) {
+      if (problem.kind === 'out-of-order' || problem.kind === 'lost') counts.failedChats.push(`${platform}:${run.chat.chatId}`);
       if (problem.kind === 'out-of-order' && counts.reorderedSamples.length < 10) {
         const sentAt = run.records[problem.turn ?? 0]?.sentAt ?? 0;
         counts.reorderedSamples.push(`${platform} chat ${run.chat.chatId} turn ${problem.turn} sent ${new Date(sentAt).toISOString()}: ${problem.detail}`);

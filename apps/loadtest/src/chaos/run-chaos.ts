@@ -21,6 +21,7 @@ import { writeChaosReport, type ChaosReport } from './chaos-report.ts';
 import { injectFault, type ChaosTarget, type InjectedFault } from './fault-injectors.ts';
 import { generateFaultSchedule, profiles, type FaultKind, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
 import { countRepliesByPlatform, countRepliesPerSecond, measureRecovery, type RepliesByChat } from './reply-analysis.ts';
+import { dumpConversations } from './conversation-dump.ts';
 import { checkStore, waitForQuiet } from './store-checks.ts';
 
 export interface ChaosOptions {
@@ -30,6 +31,10 @@ export interface ChaosOptions {
   workers: number;
   /** Overrides the profile's length. */
   durationS?: number;
+  /** Overrides the profile's fault count. */
+  faults?: number;
+  /** Overrides the profile's kinds (drawn by weight, as the long profile does, or in order for the short one). */
+  kinds?: readonly FaultKind[];
   outDir?: string;
   transcripts?: string;
   /** Kinds left out of the schedule (the test leaves out one whose known bug is recorded in docs/guarantees.md). */
@@ -47,7 +52,12 @@ const platforms: PlatformName[] = ['telegram', 'slack', 'discord'];
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
-  const profile = { ...profiles[options.profile], ...(options.durationS ? { durationS: options.durationS } : {}) };
+  const profile = {
+    ...profiles[options.profile],
+    ...(options.durationS ? { durationS: options.durationS } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.kinds ? { kinds: options.kinds } : {}),
+  };
   const schedule = generateFaultSchedule(options.seed, profile, options).filter((f) => !options.skipKinds?.includes(f.kind));
   const outDir = options.outDir ?? join(repoRoot, '.data', 'chaos', new Date().toISOString().replace(/[:.]/g, '-'));
   const startedAt = new Date();
@@ -83,7 +93,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const quietAfterMs = await waitForQuiet(sql, redis.url, system.redisPrefix, 60_000);
     // Listed again once idle: a reply that came after the load test stopped waiting still counts.
     const replies = await listAllReplies(system, played.runs);
-    const store = await checkStore(sql, redis.url, system.redisPrefix);
+    const store = await checkStore(sql, redis.url, system.redisPrefix, played.runs);
     const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
     const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
     const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
@@ -104,6 +114,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       checks,
       repliesPerSecond: countRepliesPerSecond(replies, played.loadStartedAt),
       quietAfterMs,
+      compressions: store.compressions,
+      dumps: await dumpConversations(sql, Object.values(replyCounts).flatMap((r) => r.failedChats)),
       load: { turns: played.load.turns, errors: played.load.errors, endToEndMs: played.load.endToEndMs },
     };
     return writeChaosReport(report, outDir);

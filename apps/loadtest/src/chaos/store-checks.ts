@@ -3,6 +3,8 @@ import type postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { apiOnlyNotes } from '@switchboard/core';
 import { createTurnQueue } from '@switchboard/queue';
+import type { ConversationRun } from '../conversation-runner.ts';
+import { checkSentOrder, type StoredUserLine } from './sent-order-check.ts';
 
 /**
  * The end-of-run checks against what Postgres and Redis hold, over every
@@ -12,8 +14,12 @@ import { createTurnQueue } from '@switchboard/queue';
 
 export interface StoreChecks {
   conversations: number;
+  /** Sessions started by a compression. */
+  compressions: number;
   /** A human line stored twice, missing, or out of arrival order. */
   userLines: string[];
+  /** A human line stored after a line the user sent later. */
+  sentOrder: string[];
   /** A session with two children: the transcript forked. */
   forks: string[];
   apiOnlyText: string[];
@@ -55,12 +61,17 @@ export async function waitForQuiet(sql: postgres.Sql, redisUrl: string, redisPre
   return Date.now() - started;
 }
 
-export async function checkStore(sql: postgres.Sql, redisUrl: string, redisPrefix: string): Promise<StoreChecks> {
-  const [[count], users, events, sessions, apiOnly, suspended, running, outbox] = await Promise.all([
-    sql<{ n: number }[]>`select count(*)::int as n from conversations`,
+export async function checkStore(sql: postgres.Sql, redisUrl: string, redisPrefix: string, runs: ConversationRun[]): Promise<StoreChecks> {
+  const [[count], users, lines, events, sessions, apiOnly, suspended, running, outbox] = await Promise.all([
+    sql<{ n: number; compressions: number }[]>`
+      select (select count(*)::int from conversations) as n, (select count(*)::int from sessions where parent_session_id is not null) as compressions`,
     sql<UserRow[]>`
       select s.conversation_id::int as conversation_id, m.session_id::int as session_id, m.inbound_event_id::int as inbound_event_id, m.created_at
       from messages m join sessions s on s.id = m.session_id where m.role = 'user' order by s.conversation_id, s.id, m.seq`,
+    sql<StoredUserLine[]>`
+      select c.platform, c.chat_id as "chatId", m.session_id::int as "sessionId", m.inbound_event_id::int as "inboundEventId", m.created_at as "createdAt", m.content
+      from messages m join sessions s on s.id = m.session_id join conversations c on c.id = s.conversation_id
+      where m.role = 'user' order by s.conversation_id, s.id, m.seq`,
     sql<EventRow[]>`select conversation_id::int as conversation_id, id::int as id, status from inbound_events order by conversation_id, id`,
     sql<{ parent: number; children: number }[]>`
       select parent_session_id::int as parent, count(*)::int as children from sessions
@@ -73,7 +84,9 @@ export async function checkStore(sql: postgres.Sql, redisUrl: string, redisPrefi
   ]);
   return {
     conversations: count?.n ?? 0,
+    compressions: count?.compressions ?? 0,
     userLines: checkUserLines(users, events),
+    sentOrder: checkSentOrder(runs, lines),
     forks: sessions.map((s) => `session ${s.parent} has ${s.children} child sessions`),
     apiOnlyText: apiOnly.map((m) => `session ${m.session_id} seq ${m.seq} stores API-only text`),
     suspended: suspended.map((c) => `conversation ${c.id} suspended (${c.reason ?? 'no reason'})`),

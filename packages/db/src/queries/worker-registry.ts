@@ -27,3 +27,24 @@ export async function claimDeadWorkers(db: Database, deadAfterMs: number): Promi
     returning id`);
   return rows.map((r) => r.id);
 }
+
+/**
+ * Workers registered from `hostname` whose heartbeat is older than
+ * `staleAfterMs`: the ones a worker on the same machine can check for a
+ * running process (restart-guard.ts) instead of waiting `WORKER_DEAD_AFTER_MS`.
+ */
+export async function listStaleWorkersOnHost(db: Database, hostname: string, staleAfterMs: number): Promise<{ id: string; pid: number }[]> {
+  const rows = await db.execute<{ id: string; pid: number }>(sql`
+    select id, pid from workers
+    where hostname = ${hostname} and status in ('running', 'stopping') and heartbeat_at < now() - ${staleAfterMs}::int * interval '1 millisecond'`);
+  return rows.map((r) => ({ id: r.id, pid: Number(r.pid) }));
+}
+
+/** Declares this worker dead, once (the same compare-and-set as claimDeadWorkers), if its heartbeat is still stale. */
+export async function claimWorkerDead(db: Database, workerId: string, staleAfterMs: number): Promise<boolean> {
+  const rows = await db.execute<{ id: string }>(sql`
+    update workers set status = 'dead', stopped_at = now()
+    where id = ${workerId} and status in ('running', 'stopping') and heartbeat_at < now() - ${staleAfterMs}::int * interval '1 millisecond'
+    returning id`);
+  return rows.length > 0;
+}

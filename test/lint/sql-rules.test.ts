@@ -1,6 +1,6 @@
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 
 // The project's lint rules refuse every way of building SQL from strings;
 // this proves they bite, so a changed config cannot quietly drop them.

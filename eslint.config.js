@@ -1,6 +1,57 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+
+// SQL only through parameterised queries: postgres's and drizzle's tagged
+// templates send every interpolated value as a parameter. This is the way to
+// splice text into execute() instead, so it is refused outright. (Kept in a
+// constant: a block below that sets no-restricted-syntax again replaces the
+// whole list, so it repeats this.)
+const sqlSyntax = [
+  {
+    selector: "CallExpression[callee.property.name='execute'][arguments.0.type=/^(Literal|TemplateLiteral|BinaryExpression)$/]",
+    message: 'execute() takes a sql`` tagged template, never a string.',
+  },
+];
+
+// Boundaries (README, "Boundaries"). Each is a regex over the import
+// specifier, enforced for static imports and re-exports (no-restricted-imports)
+// and for import() (no-restricted-syntax). Every folder in apps/ is an app.
+const appNames = readdirSync(new URL('./apps/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+const appImports = {
+  regex: `^(@switchboard/(${appNames.join('|')})(/|$)|(\\.\\./)+apps/)`,
+  message: 'A package never imports an app: move what both need into a package.',
+};
+const scriptImports = {
+  regex: '^(\\.\\./)+scripts/',
+  message: 'apps/loadtest never imports scripts/: what both need lives in a package (@switchboard/harness).',
+};
+const ioImports = {
+  regex:
+    '^((node:)?(fs|net|http|https|http2|child_process|dgram|dns|tls|cluster|worker_threads|module|readline|inspector)(/|$)' +
+    '|(postgres|ioredis|bullmq|drizzle-orm|undici|fastify|openai|ws|grammy|pino|prom-client)(/|$)|@(fastify|slack|discordjs|bull-board)/)',
+  message: 'packages/core does no I/O: the caller does it and passes values in.',
+};
+const workspaceImports = {
+  regex: '^@switchboard/',
+  message: 'packages/core imports no other Switchboard package: it is what they all build on.',
+};
+
+/** no-restricted-imports and no-restricted-syntax refusing `boundaries` both as imports and as import(). */
+function refuseImports(boundaries, extraSyntax = []) {
+  // esquery ends a regex at the first slash, so slashes are written as \x2F.
+  const dynamic = boundaries.map(({ regex, message }) => ({
+    selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\x2F')}/]`,
+    message,
+  }));
+  return {
+    'no-restricted-imports': ['error', { patterns: boundaries }],
+    'no-restricted-syntax': ['error', ...sqlSyntax, ...dynamic, ...extraSyntax],
+  };
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.data/', 'dist/', 'migrations/', 'coverage/', 'test-results/', 'apps/*/public/**'] },
@@ -12,21 +63,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
-      // SQL only through parameterised queries: postgres's and drizzle's tagged
-      // templates send every interpolated value as a parameter. These are the
-      // ways to splice text into SQL instead, so they are refused outright.
+      // See sqlSyntax: these are the other ways to build SQL from strings.
       'no-restricted-properties': [
         'error',
         { property: 'unsafe', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
         { object: 'sql', property: 'raw', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
       ],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.property.name='execute'][arguments.0.type=/^(Literal|TemplateLiteral|BinaryExpression)$/]",
-          message: 'execute() takes a sql`` tagged template, never a string.',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...sqlSyntax],
     },
   },
+  { files: ['packages/**'], rules: refuseImports([appImports]) },
+  {
+    files: ['packages/core/**'],
+    // Only static imports, so the rule above sees everything core loads.
+    rules: refuseImports([appImports, ioImports, workspaceImports], [
+      { selector: 'ImportExpression', message: 'packages/core imports statically only, so its boundaries can be checked.' },
+      { selector: "CallExpression[callee.name='require']", message: 'packages/core imports statically only, so its boundaries can be checked.' },
+    ]),
+  },
+  { files: ['apps/loadtest/**'], rules: refuseImports([scriptImports]) },
 );

@@ -12,10 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { migrateDatabase } from '@switchboard/db';
-import { readCommandLine } from './lib/command-line.ts';
+import { getFreePort, readCommandLine, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { chooseDemoModel, realModelDefaultName } from './lib/demo-model.ts';
 import { demoChats, postJson, type DemoPlatform } from './lib/demo-platforms.ts';
-import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from './lib/processes.ts';
 
 const usage = `Usage: npm run demo -- [--platform telegram|slack|discord] [--smoke]
 

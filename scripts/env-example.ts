@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderEnvExample } from './lib/env-example.ts';
-import { repoRoot } from './lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 
 const path = join(repoRoot, '.env.example');
 const expected = renderEnvExample();

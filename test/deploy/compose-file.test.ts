@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { gatewayEnvSchema, migrateEnvSchema, readSchemaShape, simEnvSchema, workerEnvSchema } from '@switchboard/config';
-import { repoRoot } from '../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 
 // No Docker engine runs on our machines, so docker-compose.yml and the
 // Dockerfile are checked here instead: the file parses, every service runs a

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from '../../scripts/lib/demo-platforms.ts';
-import { repoRoot } from '../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 import { discordApplicationId, discordBotToken } from '../support/discord.ts';
 import { slackBotToken, slackSigningSecret } from '../support/slack.ts';
 import { botToken, TestSystem, webhookSecret } from '../support/system.ts';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdvisoryLock, tryLockSessionForCompression } from '@switchboard/db';
-import { repoRoot } from '../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 import { conversationState } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ManagedProcess } from '../../scripts/lib/processes.ts';
+import type { ManagedProcess } from '@switchboard/harness';
 import { conversationState, slowRule, turnsOf, waitForRunningTurn } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 

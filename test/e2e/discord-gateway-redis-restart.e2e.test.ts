@@ -8,7 +8,7 @@ import { createSim, type Sim } from '@switchboard/sim';
 import type { Redis } from 'ioredis';
 import { startDiscordInbound, type DiscordInbound } from '../../apps/gateway/src/discord/discord-inbound.ts';
 import { createIngressDeps } from '../../apps/gateway/src/ingress/accept-inbound.ts';
-import { startRedis, type RedisServer } from '../support/redis-server.ts';
+import { startRedis, type RedisServer } from '@switchboard/harness';
 import { discordEnv, discordSimOptions, sendDiscordMessage, waitForDiscordGateway } from '../support/discord.ts';
 import { createRedisPrefix, createTestDatabase, type TestDatabase } from '../support/test-env.ts';
 

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordSigner, formatFuzzSummary, mib, runFuzzWithRowChecks, type FuzzTarget, type PhasedFuzzResult } from '../../apps/loadtest/src/fuzz/index.ts';
-import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { adminRequest } from '../support/admin-client.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from '../support/test-env.ts';
 

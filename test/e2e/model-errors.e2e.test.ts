@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { conversationState, turnsOf } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { lastUserText, modelRequests, waitForCondition, waitForIdle, waitForRequestFor, type ModelRequest } from '../support/turn-helpers.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '@switchboard/db';
-import { startPostgres, type PostgresServer } from '../support/postgres-server.ts';
+import { startPostgres, type PostgresServer } from '@switchboard/harness';
 import { postJson, TestSystem } from '../support/system.ts';
 
 // This file stops its database, so it runs its own Postgres rather than the shared one.

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { getFreePort, repoRoot, spawnCommand, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
-import { createScratchDir } from '../support/scratch-dir.ts';
+import { createScratchDir, getFreePort, repoRoot, spawnCommand, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { createRedisPrefix, redisUrl } from '../support/test-env.ts';
 
 const run = promisify(execFile);

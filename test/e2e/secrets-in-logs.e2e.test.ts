@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { adminRequest } from '../support/admin-client.ts';
 import { signSlackBody, slackBotToken, slackEnv, slackSigningSecret } from '../support/slack.ts';
 import { botToken, postJson, TestSystem, webhookSecret } from '../support/system.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 
 /** Runs the worker's entry point as operators do and collects how it ends. */
 async function runWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; stderr: string; stdout: string }> {

@@ -1,20 +1,10 @@
 import { migrateDatabase } from '@switchboard/db';
+import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
-import { startPostgres, type PostgresServer } from './postgres-server.ts';
-import { startRedis, type RedisServer } from './redis-server.ts';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Superuser URL of the run's Postgres (database `postgres`). */
-    pgAdminUrl: string;
-    /** Migrated database that createTestDatabase() copies. */
-    pgTemplateDb: string;
-    /** The run's Redis; tests share it and keep apart by key prefix. */
-    redisUrl: string;
-  }
-}
-
+// The keys provided here are declared (vitest's ProvidedContext) in
+// @switchboard/harness/test-env, which reads them.
 export const templateDb = 'sb_template';
 
 /**

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { ManagedProcess } from '../../scripts/lib/processes.ts';
+import type { ManagedProcess } from '@switchboard/harness';
 import type { TestSystem } from './system.ts';
 import { redisUrl } from './test-env.ts';
 import { lastUserText, waitForCondition, waitForModelRequest, type ModelRequest } from './turn-helpers.ts';

@@ -3,7 +3,7 @@ import { gatewayEnvSchema, parseConfig, workerEnvSchema } from '@switchboard/con
 import { startGateway, type RunningGateway } from '@switchboard/gateway';
 import { createSim, type Sim } from '@switchboard/sim';
 import { startWorker, type RunningWorker } from '@switchboard/worker';
-import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '../../scripts/lib/processes.ts';
+import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { sendSlackEvent, slackBotToken, slackEnv, slackSigningSecret, waitForSlackMessages, type SentSlackMessage, type SlackDelivery, type SlackEventInput } from './slack.ts';
 import { discordEnv, discordSimOptions } from './discord.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from './test-env.ts';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { ManagedProcess } from '../../scripts/lib/processes.ts';
+import type { ManagedProcess } from '@switchboard/harness';
 import { liveWorkers, resumeNotes } from './restart-helpers.ts';
 import type { TestSystem } from './system.ts';
 import { recoveryNoteIndexes, type ChatSnapshot, type ModelRequest, type StoredTurn } from './turn-helpers.ts';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { repoRoot } from '../../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 import { startSystemUnderTest, type SystemUnderTest } from './bench/system-under-test.ts';
 import { createRandom, createSendGate, runConversation, type ConversationRun, type RunContext } from './conversation-runner.ts';
 import type { BotReply, ChatHandle, PlatformDriver, PlatformName } from './drivers/platform-driver.ts';

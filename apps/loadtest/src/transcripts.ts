@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { repoRoot } from '../../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 
 /** The corpus lives beside the repository, not in it (CDLA-Sharing; its licence file sits next to it). */
 export const defaultTranscriptPath = join(repoRoot, '..', 'shared', 'data', 'transcripts', 'topical-chat-valid_freq.json');

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { AdvisoryLock, loadDueDeliveries, markDeliveryFailed, markDeliverySent, type DbClient } from '@switchboard/db';
+import { loadDueDeliveries, markDeliveryFailed, markDeliverySent, tryLockEventDelivery, type DbClient, type EventDeliveryLock } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 
 export const signatureVersion = 'v0';
@@ -15,25 +15,18 @@ const batch = 50;
 /**
  * Delivers recorded lifecycle events to the configured webhook URLs
  * (docs/restarts.md, "Lifecycle events"): in order per conversation and URL, retried with exponential backoff,
- * given up after `maxAttempts`. One worker delivers at a time: it holds an
- * advisory lock on a reserved connection, so if it dies another takes over
- * at its next tick.
+ * given up after `maxAttempts`. One worker delivers at a time: it holds the
+ * event delivery lock (`tryLockEventDelivery`), so if it dies another takes
+ * over at its next tick.
  */
 export function startEventWebhooks(deps: { db: DbClient; secret: string; log: Logger; intervalMs?: number }): { stop(): Promise<void> } {
-  let reserved: Awaited<ReturnType<DbClient['sql']['reserve']>> | undefined;
+  let lock: EventDeliveryLock | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
   const holdLock = async (): Promise<boolean> => {
-    if (reserved) return true;
-    const connection = await deps.db.sql.reserve();
-    const [row] = await connection<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.EventDelivery}) as locked`;
-    if (row?.locked) {
-      reserved = connection;
-      return true;
-    }
-    connection.release();
-    return false;
+    lock ??= await tryLockEventDelivery(deps.db.sql);
+    return lock !== undefined;
   };
 
   const tick = async () => {
@@ -78,10 +71,7 @@ export function startEventWebhooks(deps: { db: DbClient; secret: string; log: Lo
       stopped = true;
       clearInterval(timer);
       await running;
-      if (reserved) {
-        await reserved`select pg_advisory_unlock(${AdvisoryLock.EventDelivery})`.catch(() => undefined);
-        reserved.release();
-      }
+      await lock?.release();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commitTurn, createDbClient, ensureCurrentSession, loadConversation, loadSession, loadSessionMessages, storeInboundEvent } from '@switchboard/db';
-import { useTestDbClient } from '../../../test/support/test-db-client.ts';
+import { useTestDbClient } from '@switchboard/db/testing';
 import { createHistoryCache } from './history-cache.ts';
 
 const db = useTestDbClient();

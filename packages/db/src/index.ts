@@ -18,6 +18,7 @@ export * from './queries/admin-audit.ts';
 export * from './queries/admin-delete.ts';
 export * from './queries/suspension-store.ts';
 export * from './queries/lifecycle-event-store.ts';
+export * from './queries/health-queries.ts';
 export * from './queries/restart-store.ts';
 export * from './queries/worker-registry.ts';
 export * from './queries/discord-session-store.ts';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisPrefix, redisUrl } from '../../../test/support/test-env.ts';
+import { createRedisPrefix, redisUrl } from '@switchboard/harness/test-env';
 import { publishSignal, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';
 import { conversationLeaseKey, createRedisLease } from './redis-lease.ts';
 

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { Sql } from '@switchboard/db';
+import { loadClusterFigures, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { TurnQueue } from '@switchboard/queue';
 
@@ -85,12 +85,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registers: [registry],
     async collect() {
       try {
-        const [row] = await withTimeout(
-          sources.sql<{ running: number; suspended: number; waiting: number }[]>`
-            select (select count(*)::int from turns where status = 'running') as running,
-                   (select count(*)::int from conversations where status = 'suspended') as suspended,
-                   (select count(distinct conversation_id)::int from inbound_events where status = 'pending') as waiting`,
-        );
+        const row = await withTimeout(loadClusterFigures(sources.sql));
         if (!row) return;
         this.set({ state: 'running_turn' }, row.running);
         this.set({ state: 'suspended' }, row.suspended);

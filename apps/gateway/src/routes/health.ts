@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Sql } from '@switchboard/db';
+import { pingDatabase, type Sql } from '@switchboard/db';
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -15,7 +15,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { sql: Sql; red
   app.get('/healthz', async () => ({ ok: true }));
 
   app.get('/readyz', async (_request, reply) => {
-    const [postgres, redis] = await Promise.allSettled([withTimeout(deps.sql`select 1`, 1000), withTimeout(deps.redis.ping(), 1000)]);
+    const [postgres, redis] = await Promise.allSettled([withTimeout(pingDatabase(deps.sql), 1000), withTimeout(deps.redis.ping(), 1000)]);
     const checks = { postgres: postgres.status === 'fulfilled', redis: redis.status === 'fulfilled' };
     const ok = checks.postgres && checks.redis;
     return reply.code(ok ? 200 : 503).send({ ok, checks });

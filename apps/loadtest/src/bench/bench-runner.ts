@@ -6,7 +6,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../../../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 import { renderBenchReport, type BenchFigures } from './bench-report.ts';
 import { measureBuildMemory } from './build-memory.ts';
 import { measureCompressionCost } from './compression-cost.ts';

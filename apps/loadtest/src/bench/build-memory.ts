@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { repoRoot } from '../../../../scripts/lib/processes.ts';
+import { repoRoot } from '@switchboard/harness';
 import { readRssMiB } from './process-stats.ts';
 import { startSystemUnderTest, type SystemUnderTest } from './system-under-test.ts';
 import { runMeasured } from './throughput-scenarios.ts';

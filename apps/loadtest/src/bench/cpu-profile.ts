@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { repoRoot, spawnApp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { repoRoot, spawnApp, type ManagedProcess } from '@switchboard/harness';
 
 /**
  * spawnApp with `--cpu-prof`: the profile is written to `profileDir` when the

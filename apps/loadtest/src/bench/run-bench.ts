@@ -5,7 +5,7 @@
  * docs/benchmarks.md with it, so a curious run never rewrites the committed
  * figures. About ten minutes in full, one with --quick.
  */
-import { readCommandLine } from '../../../../scripts/lib/command-line.ts';
+import { readCommandLine } from '@switchboard/harness';
 
 const usage = `Usage: npm run bench -- [--quick] [--write]
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrateDatabase } from '@switchboard/db';
-import { getFreePort, repoRoot, spawnApp, spawnCommand, waitForHttp, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { getFreePort, repoRoot, spawnApp, spawnCommand, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { readJson } from '../http-json.ts';
 import { spawnProfiledApp } from './cpu-profile.ts';
 

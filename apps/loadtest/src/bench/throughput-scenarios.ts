@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, type ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import { repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { readJson } from '../http-json.ts';
 import { createLoadTestOptions, type LoadTarget, type LoadTestOptions } from '../options.ts';
 import type { LoadTestReport } from '../report.ts';

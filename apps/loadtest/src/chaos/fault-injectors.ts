@@ -1,8 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import type { ManagedProcess } from '../../../../scripts/lib/processes.ts';
-import type { PostgresServer } from '../../../../scripts/lib/services/postgres-server.ts';
-import type { RedisServer } from '../../../../scripts/lib/services/redis-server.ts';
+import type { ManagedProcess, PostgresServer, RedisServer } from '@switchboard/harness';
 import type { SystemUnderTest } from '../bench/system-under-test.ts';
 import { readJson } from '../http-json.ts';
 import { killWorkerDuringCompression, killWorkerDuringDelivery, pidOf } from './aimed-kills.ts';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import type { Database, Sql } from '../client.ts';
+import { AdvisoryLock } from '../lock-ids.ts';
 
 export interface RecordedEvent {
   id: number;
@@ -67,4 +68,35 @@ export async function markDeliveryFailed(db: Database, id: number, error: string
       status = case when ${retryInMs}::int is null then 'failed' else 'pending' end,
       next_attempt_at = now() + coalesce(${retryInMs}::int, 0) * interval '1 millisecond'
     where id = ${id}`);
+}
+
+export interface EventDeliveryLock {
+  release(): Promise<void>;
+}
+
+/**
+ * The lock that lets one worker deliver lifecycle events at a time:
+ * `pg_try_advisory_lock` on a connection reserved for it, so if the holder
+ * dies its connection closes and another worker takes over at its next tick.
+ * Undefined while another worker holds it.
+ */
+export async function tryLockEventDelivery(sqlClient: Sql): Promise<EventDeliveryLock | undefined> {
+  const reserved = await sqlClient.reserve();
+  try {
+    const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.EventDelivery}) as locked`;
+    if (!row?.locked) {
+      reserved.release();
+      return undefined;
+    }
+  } catch (error) {
+    reserved.release();
+    throw error;
+  }
+  return {
+    async release() {
+      // Releasing the connection ends the lock with its session if the unlock fails.
+      await reserved`select pg_advisory_unlock(${AdvisoryLock.EventDelivery})`.catch(() => undefined);
+      reserved.release();
+    },
+  };
 }

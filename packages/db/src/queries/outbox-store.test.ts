@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
+import { useTestDbClient } from '../testing/test-db-client.ts';
 import { markOutboxSent, queueNoticeForAddress } from './outbox-store.ts';
 
 const db = useTestDbClient();

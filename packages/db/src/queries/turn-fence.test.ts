@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
+import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { markWorkerStatus, registerWorker } from './worker-registry.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDbClient } from '../../../../test/support/test-db-client.ts';
+import { useTestDbClient } from '../testing/test-db-client.ts';
 import { loadSession } from './session-store.ts';
 import { hasPendingWork, loadTurnState } from './turn-state.ts';
 import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-store.ts';

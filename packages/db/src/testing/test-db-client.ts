@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
-import { createDbClient, type DbClient } from '@switchboard/db';
-import { createTestDatabase, type TestDatabase } from './test-env.ts';
+import { createTestDatabase, type TestDatabase } from '@switchboard/harness/test-env';
+import { createDbClient, type DbClient } from '../client.ts';
 
 export interface TestDbClient {
   /** The migrated throwaway database's URL. */

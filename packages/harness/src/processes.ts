@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
-export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The repository's root: this file is packages/harness/src/processes.ts. */
+export const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 export interface ManagedProcess {
   name: string;
@@ -43,18 +43,6 @@ export function spawnCommand(name: string, command: string, args: string[], env:
       return exited;
     },
   };
-}
-
-export async function getFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** Polls `url` until it answers 2xx; a bounded start-up wait, not a test synchronisation. */

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startPostgres } from './postgres-server.ts';
-import { startRedis } from './redis-server.ts';
+import { startPostgres } from './services/postgres-server.ts';
+import { startRedis } from './services/redis-server.ts';
 import { createRedisPrefix, createTestDatabase, getFreePort, redisUrl, type TestDatabase } from './test-env.ts';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -29,4 +29,17 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // No model vendor's type outside its runtime (issue 20): the worker and the
+    // tools speak packages/agent's runtime interface. The simulator's tests use
+    // the SDK as a client, to check the simulated model speaks its wire format.
+    files: ['**/*.ts'],
+    ignores: ['packages/agent/src/openai/**', 'apps/sim/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^openai(/|$)', message: 'The OpenAI SDK is used only in packages/agent/src/openai/ (packages/agent/README.md, "The runtime interface").' }] },
+      ],
+    },
+  },
 );

@@ -35,6 +35,11 @@ const ioImports = {
     '|(postgres|ioredis|bullmq|drizzle-orm|undici|fastify|openai|ws|grammy|pino|prom-client)(/|$)|@(fastify|slack|discordjs|bull-board)/)',
   message: 'packages/core does no I/O: the caller does it and passes values in.',
 };
+const vendorImports = {
+  regex: '^openai(/|$)',
+  message: 'The OpenAI SDK is used only in packages/agent/src/openai/ (packages/agent/README.md, "The runtime interface").',
+};
+const vendorSdkHomes = ['packages/agent/src/openai/**', 'apps/sim/**'];
 const workspaceImports = {
   regex: '^@switchboard/',
   message: 'packages/core imports no other Switchboard package: it is what they all build on.',
@@ -72,7 +77,13 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', ...sqlSyntax],
     },
   },
-  { files: ['packages/**'], rules: refuseImports([appImports]) },
+  // No model vendor's type outside its runtime (issue 20): the worker and the
+  // tools speak packages/agent's runtime interface. The simulator's tests use
+  // the SDK as a client, to check the simulated model speaks its wire format.
+  // First, so the boundary blocks below (which set the same rule) repeat it.
+  { files: ['**/*.ts'], ignores: [...vendorSdkHomes, 'packages/**', 'apps/loadtest/**'], rules: refuseImports([vendorImports]) },
+  { files: ['packages/**'], ignores: vendorSdkHomes, rules: refuseImports([appImports, vendorImports]) },
+  { files: vendorSdkHomes.filter((home) => home.startsWith('packages/')), rules: refuseImports([appImports]) },
   {
     files: ['packages/core/**'],
     // Only static imports, so the rule above sees everything core loads.
@@ -81,5 +92,5 @@ export default tseslint.config(
       { selector: "CallExpression[callee.name='require']", message: 'packages/core imports statically only, so its boundaries can be checked.' },
     ]),
   },
-  { files: ['apps/loadtest/**'], rules: refuseImports([scriptImports]) },
+  { files: ['apps/loadtest/**'], rules: refuseImports([scriptImports, vendorImports]) },
 );

@@ -49,7 +49,9 @@ async function main(): Promise<void> {
   const unused = (what: string) => async (): Promise<never> => {
     throw new Error(`compress-once has no ${what}`);
   };
-  const runtime: AgentRuntime = { runTurn: unused('agent runtime') };
+  // Built only for its fixed request text (the tool schemas as sent), which the preflight estimate counts as the worker's does.
+  const { fixedRequestText } = agent.createOpenAiRuntime({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.MODEL_TIMEOUT_MS, maxToolIterations: 1, tools });
+  const runtime: AgentRuntime = { runTurn: unused('agent runtime'), fixedRequestText };
   const leases: LeaseManager = { acquire: unused('leases'), renew: unused('leases'), release: unused('leases'), releaseAllOf: unused('leases'), ttlMs: 30_000 };
   const ctx: WorkerContext = {
     config,
@@ -57,7 +59,7 @@ async function main(): Promise<void> {
     sql: db.sql,
     runtime,
     summariser: agent.createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
-    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
+    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, fixedRequestText),
     senders: new Map(),
     history: createHistoryCache(db.db, 0),
     leases,

@@ -1,4 +1,4 @@
-import { AgentError, type TranscriptEntry } from '@switchboard/agent';
+import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
 import { estimateMessageTokens, normaliseText, parseChatCommand, splitMessage } from '@switchboard/core';
 import {
   abandonTurn,
@@ -14,7 +14,6 @@ import {
 } from '@switchboard/db';
 import { markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
 import type { LeaseHolding } from './conversation-lease.ts';
-import { buildModelMessages } from './build-model-messages.ts';
 import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -122,11 +121,12 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
     if (active.controller.signal.aborted) return stopped();
     const result = await ctx.runtime.runTurn({
-      messages: buildModelMessages(ctx.config.SYSTEM_PROMPT, prepared.sentHistory, notes, input.map((e) => e.text)),
+      instructions: ctx.config.SYSTEM_PROMPT,
+      history: prepared.sentHistory,
+      notes,
+      input: input.map((e) => e.text),
       signal: active.controller.signal,
-      oneShotNotes: notes,
-      onModelAccepted: async (iteration) => {
-        if (iteration !== 0) return;
+      onModelAccepted: async () => {
         // The notes count as delivered only for a turn that really began (its row was written).
         if ((await prepared.begin).kind !== 'begun') return;
         if (recoveryKey) {
@@ -138,20 +138,23 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
       takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries };
+    if (result.outcome === 'failed') return active.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log);
     return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text };
   } catch (caught) {
-    if (active.stopReason === 'timeout') return { ...stopped(), entries: caught instanceof AgentError ? caught.entries : [] };
-    if (caught instanceof AgentError) {
-      log.warn({ code: caught.code, err: caught.cause }, 'turn failed');
-      const replyText = caught.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : caught.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
-      return { entries: caught.entries, status: 'failed', error: caught.code, replyText };
-    }
+    if (active.stopReason === 'timeout') return stopped();
     log.error({ err: caught }, 'turn failed with an unexpected error');
     ctx.metrics.countUnexpectedError('turn');
     return { entries: [], status: 'failed', error: 'UNEXPECTED', replyText: notices.failed };
   } finally {
     typing?.stop();
   }
+}
+
+/** The model could not answer: one notice, chosen by the failure's code. */
+function failedTurn(failure: TurnFailure, entries: TranscriptEntry[], log: WorkerContext['log']): ExecutedTurn {
+  log.warn({ code: failure.code, err: failure.cause }, 'turn failed');
+  const replyText = failure.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : failure.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
+  return { entries, status: 'failed', error: failure.code, replyText };
 }
 
 /** The fenced commit, then metrics and lifecycle events. */

@@ -49,23 +49,24 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   }
 
   const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
+  const runtime = createOpenAiRuntime({
+    baseURL: config.MODEL_BASE_URL,
+    apiKey: config.MODEL_API_KEY,
+    model: config.MODEL_NAME,
+    timeoutMs: config.MODEL_TIMEOUT_MS,
+    maxToolIterations: config.MAX_TOOL_ITERATIONS,
+    tools,
+    turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
+    retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
+    onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
+  });
   const ctx: WorkerContext = {
     config,
     db: db.db,
     sql: db.sql,
-    runtime: createOpenAiRuntime({
-      baseURL: config.MODEL_BASE_URL,
-      apiKey: config.MODEL_API_KEY,
-      model: config.MODEL_NAME,
-      timeoutMs: config.MODEL_TIMEOUT_MS,
-      maxToolIterations: config.MAX_TOOL_ITERATIONS,
-      tools,
-      turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
-      retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
-      onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
-    }),
+    runtime,
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
-    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, JSON.stringify(tools.definitions)),
+    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
     senders,
     history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
     leases: createLeaseManager(redis, config.REDIS_PREFIX, config.CONVERSATION_LEASE_TTL_MS, workerId),

@@ -1,8 +1,20 @@
 export { AgentError, type AgentErrorCode } from './agent-error.ts';
-export { createOpenAiRuntime, type AgentRuntime, type OpenAiRuntimeOptions, type RunTurnRequest, type RunTurnResult } from './openai-runtime.ts';
+export type {
+  AgentRuntime,
+  ApprovalAnswer,
+  ApprovalQuestion,
+  AskUser,
+  RunTurnRequest,
+  RunTurnResult,
+  RuntimeIds,
+  SteerInput,
+  Summariser,
+  TurnFailure,
+} from './agent-runtime.ts';
+export { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai/openai-runtime.ts';
+export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';
 export { builtinTools, calculatorTool, createBuiltinTools, createWaitTool, currentTimeTool, defaultWaitMaxSeconds, type BuiltinToolOptions } from './tools/builtin-tools.ts';
-export { defineTool, describeTool, type Tool, type ToolContext, type TurnWaitBudget } from './tools/define-tool.ts';
+export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinition, type TurnWaitBudget } from './tools/define-tool.ts';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts';
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
-export { createSummariser, type Summariser, type SummariserOptions } from './summarise/create-summariser.ts';
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';

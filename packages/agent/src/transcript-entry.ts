@@ -1,10 +1,9 @@
-export interface ToolCallEntry {
-  id: string;
-  name: string;
-  arguments: string;
-}
+import type { ToolCall } from '@switchboard/core';
 
-/** What a turn adds to the transcript besides the user's messages. */
+/** A tool call of a turn: the transcript's own shape (packages/core). */
+export type ToolCallEntry = ToolCall;
+
+/** What a turn adds to the transcript besides the user's messages: the entries the worker stores. */
 export type TranscriptEntry =
   /** Input added to a running turn under busy mode `steer`. */
   | { role: 'user'; content: string; inboundEventId: number }

@@ -5,6 +5,7 @@ export { platforms, resolveConversationKey, type ConversationAddress, type Platf
 export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
 export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-tail.ts';
+export type { ToolCall, TranscriptMessage } from './transcript-message.ts';
 export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';
 export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';
 export { decideAccess, type AccessPolicy, type AccessRequest } from './access-policy.ts';

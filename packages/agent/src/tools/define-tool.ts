@@ -1,4 +1,3 @@
-import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 
@@ -29,8 +28,16 @@ export function defineTool<S extends z.ZodTypeAny>(tool: Tool<S>): Tool<S> {
   return tool;
 }
 
-/** The OpenAI `tools` entry for a tool, its parameters generated from the zod schema. */
-export function describeTool(tool: Tool): ChatCompletionFunctionTool {
+/** What the model is told about a tool; a runtime puts it in its own wire shape. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** A tool's definition, its parameters generated from the zod schema. */
+export function describeTool(tool: Tool): ToolDefinition {
   const { $schema: _ignored, ...parameters } = zodToJsonSchema(tool.schema, { target: 'openApi3' }) as Record<string, unknown>;
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+  return { name: tool.name, description: tool.description, parameters };
 }

@@ -7,9 +7,9 @@ const context = () => ({ signal: new AbortController().signal });
 
 describe('createToolRegistry', () => {
   it('offers the contract tool names with JSON-schema parameters', () => {
-    expect(registry.definitions.map((d) => d.function.name)).toEqual(['current_time', 'calculator', 'wait']);
-    const calculator = registry.definitions.find((d) => d.function.name === 'calculator');
-    expect(calculator?.function.parameters).toMatchObject({ type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] });
+    expect(registry.definitions.map((d) => d.name)).toEqual(['current_time', 'calculator', 'wait']);
+    const calculator = registry.definitions.find((d) => d.name === 'calculator');
+    expect(calculator?.parameters).toMatchObject({ type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] });
   });
 
   it('computes with the calculator', async () => {
@@ -34,9 +34,9 @@ describe('createToolRegistry', () => {
 
   it('offers wait with its per-call limit as the schema maximum, and refuses a longer wait as a tool error', async () => {
     const limited = createToolRegistry(createBuiltinTools({ waitMaxSeconds: 5 }));
-    const wait = limited.definitions.find((d) => d.function.name === 'wait');
-    expect(wait?.function.parameters).toMatchObject({ properties: { seconds: { type: 'number', minimum: 0, maximum: 5 } } });
-    expect(wait?.function.description).toContain('at most 5');
+    const wait = limited.definitions.find((d) => d.name === 'wait');
+    expect(wait?.parameters).toMatchObject({ properties: { seconds: { type: 'number', minimum: 0, maximum: 5 } } });
+    expect(wait?.description).toContain('at most 5');
     const started = Date.now();
     expect(await limited.call('wait', JSON.stringify({ seconds: 600 }), context())).toBe('error: invalid arguments: seconds at most 5 seconds per call');
     expect(Date.now() - started).toBeLessThan(100);

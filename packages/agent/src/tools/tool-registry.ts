@@ -1,8 +1,7 @@
-import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import { describeTool, type Tool, type ToolContext } from './define-tool.ts';
+import { describeTool, type Tool, type ToolContext, type ToolDefinition } from './define-tool.ts';
 
 export interface ToolRegistry {
-  definitions: ChatCompletionFunctionTool[];
+  definitions: ToolDefinition[];
   /** Runs a tool call; every failure becomes the tool's result text, never a thrown error. */
   call(name: string, rawArguments: string, context: ToolContext): Promise<string>;
 }

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { AgentError } from '../agent-error.ts';
-import { summarySystemPrompt } from './summary-prompt.ts';
+import type { Summariser } from '../agent-runtime.ts';
+import { summarySystemPrompt } from '../summarise/summary-prompt.ts';
 
 export interface SummariserOptions {
   baseURL: string;
@@ -10,10 +11,7 @@ export interface SummariserOptions {
   timeoutMs: number;
 }
 
-export interface Summariser {
-  summarise(transcript: string): Promise<string>;
-}
-
+/** The summariser of compression on chat completions: one request, no tools, no streaming. */
 export function createSummariser(options: SummariserOptions): Summariser {
   // No retries here: a failed summary is backed off and tried on a later turn, which goes on meanwhile (docs/compression.md).
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
@@ -30,9 +28,9 @@ export function createSummariser(options: SummariserOptions): Summariser {
         });
         text = completion.choices[0]?.message.content;
       } catch (error) {
-        throw new AgentError('MODEL_FAILED', 'summariser request failed', [], error);
+        throw new AgentError('MODEL_FAILED', 'summariser request failed', error);
       }
-      if (!text || text.trim() === '') throw new AgentError('MODEL_FAILED', 'summariser returned an empty summary', []);
+      if (!text || text.trim() === '') throw new AgentError('MODEL_FAILED', 'summariser returned an empty summary');
       return text.trim();
     },
   };

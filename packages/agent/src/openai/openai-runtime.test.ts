@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentError } from './agent-error.ts';
+import type { RunTurnRequest } from '../agent-runtime.ts';
+import { builtinTools } from '../tools/builtin-tools.ts';
+import { createToolRegistry } from '../tools/tool-registry.ts';
 import { assignToolCallIds, createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.ts';
-import { builtinTools } from './tools/builtin-tools.ts';
-import { createToolRegistry } from './tools/tool-registry.ts';
 
 type Answer = (res: ServerResponse, body: { messages: { role: string }[] }) => void;
 
@@ -47,6 +47,7 @@ describe('createOpenAiRuntime', () => {
   let baseURL = '';
   let answers: Answer[] = [];
   let received: number[] = [];
+  let bodies: { messages: unknown[]; tools?: unknown[] }[] = [];
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -54,6 +55,7 @@ describe('createOpenAiRuntime', () => {
       req.on('data', (data: Buffer) => (raw += data.toString()));
       req.on('end', () => {
         received.push(performance.now());
+        bodies.push(JSON.parse(raw) as { messages: unknown[] });
         const answer = answers.shift() ?? answerText('fallback');
         answer(res, JSON.parse(raw) as { messages: { role: string }[] });
       });
@@ -68,11 +70,12 @@ describe('createOpenAiRuntime', () => {
   beforeEach(() => {
     answers = [];
     received = [];
+    bodies = [];
   });
 
   const runtime = (overrides: Partial<OpenAiRuntimeOptions> = {}) =>
     createOpenAiRuntime({ baseURL, apiKey: 'sk-test', model: 'm', timeoutMs: 5_000, maxToolIterations: 4, tools: createToolRegistry(builtinTools), ...overrides });
-  const ask = (signal = new AbortController().signal) => ({ messages: [{ role: 'user' as const, content: 'hi' }], signal });
+  const ask = (signal = new AbortController().signal): RunTurnRequest => ({ instructions: 'be brief', history: [], notes: [], input: ['hi'], signal });
 
   describe('tool call ids', () => {
     it('makes up a different id in every turn for a tool call the model sent without one', async () => {
@@ -101,6 +104,71 @@ describe('createOpenAiRuntime', () => {
     });
   });
 
+  describe('the edge: our words in, chat-completions messages out, entries back', () => {
+    const answerToolCall: Answer = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const call = { index: 0, id: 'call_t1', type: 'function', function: { name: 'calculator', arguments: '{"expression":"2+2"}' } };
+      res.end(`${chunk({ role: 'assistant', content: 'Let me add.', tool_calls: [call] })}${chunk({}, 'tool_calls')}data: [DONE]\n\n`);
+    };
+    const request = (): RunTurnRequest => ({
+      instructions: 'be brief',
+      history: [
+        { role: 'user', kind: 'summary', content: 'They met.' },
+        { role: 'user', kind: 'message', content: 'hello' },
+        { role: 'assistant', kind: 'message', content: 'hi' },
+      ],
+      notes: ['a note for this request only'],
+      input: ['what is 2+2?'],
+      signal: new AbortController().signal,
+    });
+
+    it('sends the notes once, before the input, and the tool round after it; the entries come back in our words', async () => {
+      answers = [answerToolCall, answerText('4')];
+      const accepted: number[] = [];
+      const result = await runtime().runTurn({ ...request(), onModelAccepted: () => void accepted.push(bodies.length) });
+      const head = [
+        { role: 'system', content: 'be brief' },
+        { role: 'system', content: 'Summary of the earlier conversation (written by the gateway):\nThey met.' },
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'hi' },
+      ];
+      const input = { role: 'user', content: 'what is 2+2?' };
+      expect(bodies[0]?.messages).toEqual([...head, { role: 'system', content: 'a note for this request only' }, input]);
+      expect(bodies[1]?.messages).toEqual([
+        ...head,
+        input,
+        { role: 'assistant', content: 'Let me add.', tool_calls: [{ id: 'call_t1', type: 'function', function: { name: 'calculator', arguments: '{"expression":"2+2"}' } }] },
+        { role: 'tool', tool_call_id: 'call_t1', content: '4' },
+      ]);
+      expect(bodies[0]?.tools).toEqual(JSON.parse(runtime().fixedRequestText));
+      expect(accepted).toEqual([1]);
+      expect(result).toEqual({
+        outcome: 'completed',
+        text: '4',
+        toolIterations: 1,
+        entries: [
+          { role: 'assistant', content: 'Let me add.', toolCalls: [{ id: 'call_t1', name: 'calculator', arguments: '{"expression":"2+2"}' }] },
+          { role: 'tool', toolCallId: 'call_t1', toolName: 'calculator', content: '4' },
+          { role: 'assistant', content: '4' },
+        ],
+      });
+    });
+
+    it('adds steered input before a follow-up request, and returns it among the entries', async () => {
+      answers = [answerToolCall, answerText('4, and hello')];
+      const result = await runtime().runTurn({ ...request(), notes: [], takeSteerInput: async () => [{ text: 'also hi', inboundEventId: 7 }] });
+      expect(bodies[1]?.messages.at(-1)).toEqual({ role: 'user', content: 'also hi' });
+      expect(result.entries[2]).toEqual({ role: 'user', content: 'also hi', inboundEventId: 7 });
+    });
+
+    it('returns a failure as a value, with the entries finished before it', async () => {
+      answers = [answerToolCall, answerError(400)];
+      const result = await runtime().runTurn(request());
+      expect(result).toMatchObject({ outcome: 'failed', failure: { code: 'MODEL_FAILED' }, toolIterations: 1 });
+      expect(result.entries.map((e) => e.role)).toEqual(['assistant', 'tool']);
+    });
+  });
+
   describe('model errors', () => {
     it('retries a 429 after the wait its Retry-After asks for, then answers', async () => {
       answers = [answerError(429, { 'retry-after': '1' }), answerText('hello')];
@@ -114,31 +182,23 @@ describe('createOpenAiRuntime', () => {
 
     it('gives up after maxRetries retries of a 500 with MODEL_FAILED', async () => {
       answers = [answerError(500), answerError(500), answerError(500), answerText('never')];
-      const error = await runtime({ retry: { maxRetries: 2 } })
-        .runTurn(ask())
-        .catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(AgentError);
-      expect((error as AgentError).code).toBe('MODEL_FAILED');
+      const result = await runtime({ retry: { maxRetries: 2 } }).runTurn(ask());
+      expect(result).toMatchObject({ outcome: 'failed', failure: { code: 'MODEL_FAILED', message: 'model request failed (500)' }, entries: [] });
       expect(received).toHaveLength(3);
     });
 
     it('does not wait out a Retry-After longer than the longest wait: MODEL_RATE_LIMITED after one try', async () => {
       answers = [answerError(429, { 'retry-after': '3600' }), answerText('too late')];
       const started = performance.now();
-      const error = await runtime({ retry: { maxWaitMs: 30_000 } })
-        .runTurn(ask())
-        .catch((caught: unknown) => caught);
-      expect((error as AgentError).code).toBe('MODEL_RATE_LIMITED');
+      const result = await runtime({ retry: { maxWaitMs: 30_000 } }).runTurn(ask());
+      expect(result).toMatchObject({ outcome: 'failed', failure: { code: 'MODEL_RATE_LIMITED' } });
       expect(received).toHaveLength(1);
       expect(performance.now() - started).toBeLessThan(2_000);
     });
 
     it('does not retry a 400', async () => {
       answers = [answerError(400), answerText('never')];
-      const error = await runtime()
-        .runTurn(ask())
-        .catch((caught: unknown) => caught);
-      expect((error as AgentError).code).toBe('MODEL_FAILED');
+      expect(await runtime().runTurn(ask())).toMatchObject({ outcome: 'failed', failure: { code: 'MODEL_FAILED' } });
       expect(received).toHaveLength(1);
     });
 
@@ -165,7 +225,7 @@ describe('createOpenAiRuntime', () => {
       const toolResults = (entries: { role: string; content: string }[]) => entries.filter((e) => e.role === 'tool').map((e) => e.content);
       answers = [answerWaits(0.2), answerWaits(0.2, 0.1), answerText('done')];
       const first = await agent.runTurn(ask());
-      expect(first.text).toBe('done');
+      expect(first).toMatchObject({ outcome: 'completed', text: 'done', toolIterations: 2 });
       expect(toolResults(first.entries)).toEqual([
         'waited 0.2 seconds',
         "error: refused: only 0.1 of this turn's 0.3 seconds of waiting are left; wait less or answer without waiting",

@@ -1,0 +1,102 @@
+import type { TranscriptMessage } from '@switchboard/core';
+import type { AgentErrorCode } from './agent-error.ts';
+import type { TranscriptEntry } from './transcript-entry.ts';
+
+/**
+ * The runtime interface, in the project's words: the turn engine, compression
+ * and restarts speak only this, never a model vendor's types. A runtime (the
+ * OpenAI one today, Codex next) converts at its own edge. See README.md.
+ */
+export interface AgentRuntime {
+  runTurn(request: RunTurnRequest): Promise<RunTurnResult>;
+  /**
+   * What every request carries besides the instructions and the history, as
+   * the model receives it (the tool schemas): counted into each request's
+   * fixed tokens for the compression and trimming estimates.
+   */
+  readonly fixedRequestText: string;
+}
+
+export interface RunTurnRequest {
+  /** The system prompt: read first, before the history. */
+  instructions: string;
+  /** The session's transcript as stored (oldest first; the oldest may be left out to fit the context). */
+  history: readonly TranscriptMessage[];
+  /**
+   * API-only notes (docs/turns.md, "The recovery note"; docs/restarts.md,
+   * "Resume once"): read by the model right before the input, once. Never
+   * stored, never in `entries`, and left out of the turn's follow-up requests
+   * once the first request was accepted.
+   */
+  notes: readonly string[];
+  /** The new user messages this turn answers, oldest first (stored by the caller, not returned in `entries`). */
+  input: readonly string[];
+  /** Aborted on /stop, an interrupt, shutdown, a lost lease or the turn's time limit: the turn ends as `interrupted`. */
+  signal: AbortSignal;
+  /**
+   * Called once, when the model first accepted the turn's request (its
+   * answer began): the point where the notes count as delivered. The turn
+   * waits for it before reading the answer.
+   */
+  onModelAccepted?: () => void | Promise<void>;
+  /** Called before each follow-up model request; returns user input to add to the running turn (busy mode steer). */
+  takeSteerInput?: () => Promise<SteerInput[]>;
+  /** Asks the user to approve an action (a runtime that runs commands). Runtimes that never ask ignore it. */
+  askUser?: AskUser;
+  /** Ids the runtime returned for this conversation's previous turn (a thread to continue). */
+  runtimeIds?: RuntimeIds;
+}
+
+export interface SteerInput {
+  text: string;
+  inboundEventId: number;
+}
+
+/** What the runtime wants approved, in words the user reads. */
+export interface ApprovalQuestion {
+  /** One line: what the runtime is about to do ("run `rm -rf build`"). */
+  summary: string;
+  /** The command line, the diff or the path, shown below the summary. */
+  detail?: string;
+}
+
+/** `unanswered`: nobody answered in time, or the turn was aborted while asking; the runtime treats it as a refusal. */
+export type ApprovalAnswer = { decision: 'approved' } | { decision: 'denied' } | { decision: 'unanswered' };
+
+/** Puts a question to the user of the conversation and resolves with the answer; never throws for an expected outcome. */
+export type AskUser = (question: ApprovalQuestion, signal: AbortSignal) => Promise<ApprovalAnswer>;
+
+/** A runtime's own ids worth keeping across turns (a Codex thread and turn); the OpenAI runtime has none. */
+export interface RuntimeIds {
+  threadId?: string;
+  turnId?: string;
+}
+
+/** Why a turn failed: the model's failure, with its stable code. */
+export interface TurnFailure {
+  code: AgentErrorCode;
+  message: string;
+  cause?: unknown;
+}
+
+interface TurnResultBase {
+  /** What the turn adds to the transcript besides `input`, in order: steered input, assistant messages, tool results. */
+  entries: TranscriptEntry[];
+  /** Model steps that ended in tool calls. */
+  toolIterations: number;
+  runtimeIds?: RuntimeIds;
+}
+
+/** How a turn ended. Expected outcomes are values: only a bug in the runtime throws. */
+export type RunTurnResult =
+  /** `text`: the final assistant text ('' when the model answered nothing). */
+  | (TurnResultBase & { outcome: 'completed'; text: string })
+  /** The signal was aborted: `entries` holds what was finished (every tool call with a result). */
+  | (TurnResultBase & { outcome: 'interrupted' })
+  /** The model could not answer: `entries` holds what was finished before. */
+  | (TurnResultBase & { outcome: 'failed'; failure: TurnFailure });
+
+/** The summary compression asks for: transcript text in, summary text out; a failure throws an AgentError. */
+export interface Summariser {
+  summarise(transcript: string): Promise<string>;
+}

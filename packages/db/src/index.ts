@@ -21,3 +21,4 @@ export * from './queries/lifecycle-event-store.ts';
 export * from './queries/restart-store.ts';
 export * from './queries/worker-registry.ts';
 export * from './queries/discord-session-store.ts';
+export * from './queries/telegram-poll-offset.ts';

@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     throw new Error(`compress-once has no ${what}`);
   };
   const runtime: AgentRuntime = { runTurn: unused('agent runtime') };
-  const leases: LeaseManager = { acquire: unused('leases'), renew: unused('leases'), release: unused('leases'), releaseAllOf: unused('leases'), ttlMs: 30_000 };
+  const leases: LeaseManager = { runHeld: unused('leases'), releaseAllOf: unused('leases') };
   const ctx: WorkerContext = {
     config,
     db: db.db,

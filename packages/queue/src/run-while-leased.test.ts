@@ -113,6 +113,17 @@ describe('runWhileLeased', () => {
     expect(await redis.get(key)).toBeNull();
   });
 
+  it('gives the lease back when the claim throws, and rethrows', async () => {
+    const key = nextKey();
+    const claiming = runWhileLeased(createRedisLease(redis, key, 5_000), async () => 'ran', {
+      claim: async () => {
+        throw new Error('postgres down');
+      },
+    });
+    await expect(claiming).rejects.toThrow('postgres down');
+    expect(await redis.get(key)).toBeNull();
+  });
+
   it('releases the lease when the work throws, and rethrows', async () => {
     const key = nextKey();
     const failing = runWhileLeased(createRedisLease(redis, key, 5_000), async () => {

@@ -61,10 +61,7 @@ export type LeasedRun<T> = { kind: 'not_taken' } | { kind: 'finished'; value: T;
  */
 export async function runWhileLeased<T>(lease: RedisLease, work: (hold: LeaseHold) => Promise<T>, options: RunWhileLeasedOptions = {}): Promise<LeasedRun<T>> {
   if (!(await lease.tryAcquire())) return { kind: 'not_taken' };
-  if (options.claim && !(await options.claim())) {
-    await releaseLease(lease, options);
-    return { kind: 'not_taken' };
-  }
+  if (!(await claimOrRelease(lease, options))) return { kind: 'not_taken' };
   const keeper = keepLease(lease, options);
   try {
     const value = await work(keeper.hold);
@@ -151,12 +148,21 @@ function keepLease(lease: RedisLease, options: RunWhileLeasedOptions): LeaseKeep
   };
 }
 
-/** Takes a lease whose key is gone back under the same owner, and claims it again; an unclaimed retake is given back. */
+/** Takes a lease whose key is gone back under the same owner, and claims it again. */
 async function retakeLease(lease: RedisLease, options: RunWhileLeasedOptions): Promise<boolean> {
-  if (!(await lease.tryAcquire())) return false;
-  if (!options.claim || (await options.claim())) return true;
-  await releaseLease(lease, options);
-  return false;
+  return (await lease.tryAcquire()) && (await claimOrRelease(lease, options));
+}
+
+/** A lease just taken is given back unless `claim` (if any) says yes: a claim that refuses or throws leaves nothing held. */
+async function claimOrRelease(lease: RedisLease, options: RunWhileLeasedOptions): Promise<boolean> {
+  if (!options.claim) return true;
+  let claimed = false;
+  try {
+    claimed = await options.claim();
+    return claimed;
+  } finally {
+    if (!claimed) await releaseLease(lease, options);
+  }
 }
 
 async function releaseLease(lease: RedisLease, options: RunWhileLeasedOptions): Promise<void> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayEnvSchema, parseConfig, type GatewayConfig } from '@switchboard/config';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
-import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, deriveTokenId, discordGatewayLeaseKey } from '@switchboard/queue';
 import { createSim, type Sim } from '@switchboard/sim';
 import type { Redis } from 'ioredis';
 import { startDiscordInbound, type DiscordInbound } from '../../apps/gateway/src/discord/discord-inbound.ts';
@@ -89,5 +89,21 @@ describe('Discord Gateway lease across gateway processes', () => {
     expect(second.holdsLease).toBe(true);
     await sendDiscordMessage(simUrl, { channelId: '8100000000000000001', content: 'to the second' });
     await expect.poll(() => stored('8100000000000000001'), { interval: 50, timeout: 10_000 }).toEqual(['to the first', 'while handing over', 'to the second']);
+  });
+
+  it('disconnects when another process takes the lease, and resumes once it takes it back', async () => {
+    const holder = inbounds.find((inbound) => inbound.holdsLease);
+    if (!holder) throw new Error('no process holds the lease');
+    const before = await waitForDiscordGateway(simUrl, { connected: true });
+    const key = discordGatewayLeaseKey(config.REDIS_PREFIX, deriveTokenId(config.DISCORD_BOT_TOKEN as string));
+    await redis.set(key, 'another-gateway', 'PX', 60_000);
+    await expect.poll(() => holder.holdsLease, { interval: 20, timeout: 5_000 }).toBe(false);
+    await waitForDiscordGateway(simUrl, { connected: false });
+    expect(holder.connection).toBeUndefined();
+
+    await redis.del(key);
+    const after = await waitForDiscordGateway(simUrl, { resumes: before.resumes + 1, connected: true });
+    expect(after.identifies).toBe(before.identifies);
+    expect(holder.holdsLease).toBe(true);
   });
 });

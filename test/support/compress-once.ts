@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   // Built only for its fixed request text (the tool schemas as sent), which the preflight estimate counts as the worker's does.
   const { fixedRequestText } = agent.createOpenAiRuntime({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.MODEL_TIMEOUT_MS, maxToolIterations: 1, tools });
   const runtime: AgentRuntime = { runTurn: unused('agent runtime'), fixedRequestText };
-  const leases: LeaseManager = { acquire: unused('leases'), renew: unused('leases'), release: unused('leases'), releaseAllOf: unused('leases'), ttlMs: 30_000 };
+  const leases: LeaseManager = { runHeld: unused('leases'), releaseAllOf: unused('leases') };
   const ctx: WorkerContext = {
     config,
     db: db.db,

@@ -1,10 +1,7 @@
 import type { Redis } from 'ioredis';
-import { conversationLeaseKey, createRedisLease, releaseLeasesOfHolder, type RedisLease } from '@switchboard/queue';
-
-export interface Lease {
-  conversationId: number;
-  lease: RedisLease;
-}
+import { outboxClaimId } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import { conversationLeaseKey, createRedisLease, releaseLeasesOfHolder, runWhileLeased, type LeasedRun } from '@switchboard/queue';
 
 /** One holding of a conversation's lease, as the turn and the delivery see it. */
 export interface LeaseHolding {
@@ -14,14 +11,29 @@ export interface LeaseHolding {
   claimId: string;
 }
 
+/** A holding as its work loop sees it: `lost` aborts once the lease is lost, and stays aborted. */
+export interface ConversationHolding extends LeaseHolding {
+  lost: AbortSignal;
+}
+
 export interface LeaseManager {
-  acquire(conversationId: number): Promise<Lease | null>;
-  /** Extends the lease; false if it was lost (expired and taken by another worker). */
-  renew(lease: Lease): Promise<boolean>;
-  release(lease: Lease): Promise<void>;
+  /**
+   * Runs `work` holding the conversation's lease, renewed every third of its
+   * TTL and released when the work ends; `not_taken` (the work does not run)
+   * while another holder has it. `onLost` is the caller's reaction to losing
+   * it: a renewal refused, or renewals failing (Redis down) for a whole TTL.
+   */
+  runHeld<T>(conversationId: number, work: (holding: ConversationHolding) => Promise<T>, onLost?: () => void): Promise<LeasedRun<T>>;
   /** Gives back every lease a worker found dead still holds; returns their conversations. */
   releaseAllOf(deadWorkerId: string): Promise<number[]>;
+}
+
+export interface LeaseManagerOptions {
+  prefix: string;
   ttlMs: number;
+  /** Starts every owner token, so a dead worker's leases are given back by prefix (releaseAllOf). */
+  workerId: string;
+  log: Logger;
 }
 
 /**
@@ -31,15 +43,16 @@ export interface LeaseManager {
  * worker dead, its leases are given back (releaseAllOf), so recovery waits
  * for the heartbeat silence, not the TTL.
  */
-export function createLeaseManager(redis: Redis, prefix: string, ttlMs = 30_000, workerId?: string): LeaseManager {
+export function createLeaseManager(redis: Redis, options: LeaseManagerOptions): LeaseManager {
+  const { prefix, ttlMs, workerId, log } = options;
   return {
-    ttlMs,
-    async acquire(conversationId) {
+    runHeld(conversationId, work, onLost) {
       const lease = createRedisLease(redis, conversationLeaseKey(prefix, conversationId), ttlMs, workerId);
-      return (await lease.tryAcquire()) ? { conversationId, lease } : null;
+      return runWhileLeased(lease, (hold) => work({ confirm: () => hold.confirm(), claimId: outboxClaimId(workerId, hold.owner), lost: hold.signal }), {
+        onLost,
+        onRenewError: (err) => log.warn({ err, conversationId }, 'lease renewal failed'),
+      });
     },
-    renew: (held) => held.lease.renew(),
-    release: (held) => held.lease.release(),
     releaseAllOf: (deadWorkerId) => releaseLeasesOfHolder(redis, prefix, deadWorkerId),
   };
 }

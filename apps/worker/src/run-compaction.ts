@@ -59,26 +59,20 @@ export async function runCompactionJob(ctx: WorkerContext, job: CompactConversat
   if (sessionId !== undefined && conversation?.currentSessionId !== sessionId) {
     return finishCompaction(ctx, job, jobId, { outcome: 'superseded', changed: false, sessionId, currentSessionId: conversation?.currentSessionId ?? undefined });
   }
-  const lease = await ctx.leases.acquire(conversationId);
-  if (!lease) throw new ConversationBusyError(conversationId);
-  const renewal = setInterval(() => {
-    ctx.leases.renew(lease).catch((err: unknown) => ctx.log.warn({ err, conversationId }, 'lease renewal failed'));
-  }, Math.floor(ctx.leases.ttlMs / 3));
-  let result: CompactionJobResult;
-  try {
+  // A lost lease does not stop the compaction: its advisory lock still keeps two compressions of one conversation apart (docs/compression.md).
+  const run = await ctx.leases.runHeld(conversationId, async () => {
     const compression = await compressConversation(ctx, conversationId, { force: true, expectedSessionId: sessionId });
-    result = {
+    return {
       outcome: compression.outcome,
       changed: compression.outcome === 'compressed',
       sessionId,
       currentSessionId: compression.oldSessionId,
       childSessionId: compression.childSessionId,
       summarisedMessages: compression.summarisedMessages,
-    };
-  } finally {
-    clearInterval(renewal);
-    await ctx.leases.release(lease);
-  }
+    } satisfies CompactionJobResult;
+  });
+  if (run.kind === 'not_taken') throw new ConversationBusyError(conversationId);
+  const result: CompactionJobResult = run.value;
   await finishCompaction(ctx, job, jobId, result);
   // A wake-up that came while the lease was held found it taken and left its input to the holder: run it now.
   // Its failure is not the compaction's (which is done and audited): the recovery sweep finds input left pending.

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { hasPendingWork, loadTurnState, outboxClaimId, pendingInputAges, type OutboxRow } from '@switchboard/db';
+import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
 import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
-import type { Lease, LeaseHolding } from './conversation-lease.ts';
+import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
 import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { applyRestartRules } from './restart-guard.ts';
@@ -25,21 +25,11 @@ const maxDebounceWindows = 5;
 export async function runConversation(ctx: WorkerContext, conversationId: number): Promise<'ran' | 'busy'> {
   let ran = false;
   for (;;) {
-    const lease = await ctx.leases.acquire(conversationId);
-    if (!lease) return ran ? 'ran' : 'busy';
+    const run = await runWhileHolding(ctx, conversationId);
+    if (run === 'not_taken') return ran ? 'ran' : 'busy';
     ran = true;
-    const held: HeldTurn = { confirm: () => ctx.leases.renew(lease), claimId: outboxClaimId(ctx.workerId, lease.lease.owner) };
-    const renewal = keepLease(ctx, lease, held);
-    let drained: 'done' | 'yield' = 'done';
-    try {
-      drained = await drainConversation(ctx, conversationId, held);
-    } finally {
-      clearInterval(renewal);
-      forgetTurn(ctx, conversationId, held.active);
-      await ctx.leases.release(lease);
-    }
     if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
-    if (drained === 'yield') return 'ran'; // the recovery sweep comes back to it; no hot loop here
+    if (run === 'yield') return 'ran'; // the recovery sweep comes back to it; no hot loop here
     if (!(await hasPendingWork(ctx.sql, conversationId))) return 'ran';
   }
 }
@@ -50,7 +40,7 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
  * a new one that took the lease again); each stops and forgets only its own
  * turn, never the other's entry in `ctx.running`.
  */
-interface HeldTurn extends LeaseHolding {
+interface HeldTurn extends ConversationHolding {
   active?: ActiveTurn;
 }
 
@@ -62,29 +52,29 @@ function forgetTurn(ctx: WorkerContext, conversationId: number, active: ActiveTu
 const maxRechecks = 3;
 
 /**
- * Renews the lease every third of its TTL. A renewal that says the lease is
- * gone, or renewals that keep failing (Redis down) for a whole TTL, stop the
- * running turn as `lease_lost`: another worker may hold the conversation now,
- * and the fenced commit would refuse this turn anyway (issue 16, defect 2).
+ * One holding of the lease: drains the conversation while the lease is
+ * renewed. Losing the lease stops the running turn as `lease_lost` (and any
+ * turn this holding starts after): another worker may hold the conversation
+ * now, and the fenced commit would refuse this turn anyway (issue 16, defect 2).
  */
-function keepLease(ctx: WorkerContext, lease: Lease, held: HeldTurn): NodeJS.Timeout {
-  const conversationId = lease.conversationId;
-  let renewedAt = Date.now();
-  const lose = () => {
-    if (held.active) stopTurn(held.active, 'lease_lost');
-  };
-  return setInterval(() => {
-    ctx.leases.renew(lease).then(
-      (held) => {
-        if (held) renewedAt = Date.now();
-        else lose();
-      },
-      (err: unknown) => {
-        ctx.log.warn({ err, conversationId }, 'lease renewal failed');
-        if (Date.now() - renewedAt >= ctx.leases.ttlMs) lose();
-      },
-    );
-  }, Math.floor(ctx.leases.ttlMs / 3));
+async function runWhileHolding(ctx: WorkerContext, conversationId: number): Promise<'not_taken' | 'done' | 'yield'> {
+  let held: HeldTurn | undefined;
+  const run = await ctx.leases.runHeld(
+    conversationId,
+    async (holding) => {
+      const turn: HeldTurn = holding;
+      held = turn;
+      try {
+        return await drainConversation(ctx, conversationId, turn);
+      } finally {
+        forgetTurn(ctx, conversationId, turn.active);
+      }
+    },
+    () => {
+      if (held?.active) stopTurn(held.active, 'lease_lost');
+    },
+  );
+  return run.kind === 'not_taken' ? 'not_taken' : run.value;
 }
 
 /** 'yield': the conversation could not make progress now (rechecks in a row); the sweep wakes it again. */
@@ -101,6 +91,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
     waiting = undefined;
     held.active = active;
+    if (held.lost.aborted) stopTurn(active, 'lease_lost');
     ctx.running.set(conversationId, active);
     const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
     if (!state) return 'done';

@@ -69,7 +69,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
     senders,
     history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
-    leases: createLeaseManager(redis, config.REDIS_PREFIX, config.CONVERSATION_LEASE_TTL_MS, workerId),
+    leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
     log: log.child({ workerId }),
     workerId,
     metrics: createWorkerMetrics(),

@@ -22,3 +22,4 @@ export * from './queries/health-queries.ts';
 export * from './queries/restart-store.ts';
 export * from './queries/worker-registry.ts';
 export * from './queries/discord-session-store.ts';
+export * from './queries/telegram-poll-offset.ts';

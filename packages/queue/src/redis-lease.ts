@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
@@ -21,6 +21,24 @@ export interface RedisLease {
 /** The conversation lease (docs/turns.md): whoever holds it runs the conversation's turns. */
 export function conversationLeaseKey(prefix: string, conversationId: number): string {
   return `${prefix}:lease:conversation:${conversationId}`;
+}
+
+/**
+ * A bot token's id in key names (and in the rows keyed by token): never the
+ * token itself, because key names show up in monitoring.
+ */
+export function deriveTokenId(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 16);
+}
+
+/** The Discord Gateway connection lease of one bot token: whoever holds it connects. */
+export function discordGatewayLeaseKey(prefix: string, tokenId: string): string {
+  return `${prefix}:discord:gateway-lease:${tokenId}`;
+}
+
+/** The Telegram long-polling lease of one bot token: whoever holds it calls getUpdates. */
+export function telegramPollerLeaseKey(prefix: string, tokenId: string): string {
+  return `${prefix}:telegram:poller:${tokenId}`;
 }
 
 const renewScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
@@ -15,7 +14,7 @@ import {
   type DiscordSessionStore,
 } from '@switchboard/platforms';
 import { claimDiscordSessionHold, loadDiscordSession, saveDiscordSession } from '@switchboard/db';
-import { createRedisConnection, createRedisLease, type RedisLease } from '@switchboard/queue';
+import { createRedisConnection, createRedisLease, deriveTokenId, discordGatewayLeaseKey, runWhileLeased, type LeaseHold, type LeaseLoss } from '@switchboard/queue';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 
 export interface DiscordInboundOptions {
@@ -64,14 +63,14 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   if (!token) throw new Error('startDiscordInbound needs DISCORD_BOT_TOKEN');
   const log = options.log.child({ platform: 'discord' });
   const ttlMs = options.leaseTtlMs ?? 15_000;
-  // Never the token itself in a key name: keys show up in monitoring.
-  const tokenId = createHash('sha256').update(token).digest('hex').slice(0, 16);
-  const leaseKey = `${config.REDIS_PREFIX}:discord:gateway-lease:${tokenId}`;
+  const tokenId = deriveTokenId(token);
+  const leaseKey = discordGatewayLeaseKey(config.REDIS_PREFIX, tokenId);
+  const checkEveryMs = Math.max(100, Math.floor(ttlMs / 3));
 
   // Its own connection: lease commands wait for a reconnect instead of failing fast like the producer's.
   const redis: Redis = createRedisConnection(config.REDIS_URL, 'producer', { enableOfflineQueue: true, connectionName: 'switchboard-discord-lease' });
   redis.on('error', (err) => log.debug({ err }, 'discord lease redis error'));
-  const lease: RedisLease = createRedisLease(redis, leaseKey, ttlMs);
+  const lease = createRedisLease(redis, leaseKey, ttlMs);
 
   const threads = new Set<string>();
   const context: DiscordParseContext = { botUserId: '', applicationId: config.DISCORD_APPLICATION_ID, botThreadIds: threads };
@@ -87,11 +86,10 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   };
 
   let holding = false;
-  let lastConfirmedAt = 0;
   let connection: DiscordGatewayConnection | undefined;
-  let closing = false;
-  let timer: NodeJS.Timeout | undefined;
-  let ticking: Promise<void> | undefined;
+  const closed = new AbortController();
+  let markFirstCheck: () => void = () => undefined;
+  const firstCheck = new Promise<void>((resolve) => (markFirstCheck = resolve));
 
   async function handleDispatch(event: DiscordDispatch): Promise<void> {
     if (event.t !== 'MESSAGE_CREATE') return;
@@ -120,7 +118,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
           return;
         }
         const delay = storeRetryDelaysMs[attempt];
-        if (delay === undefined || closing) throw error;
+        if (delay === undefined || closed.signal.aborted) throw error;
         log.warn({ err: error instanceof IngressError ? error.cause : error, eventId: parsed.message.eventId, attempt }, 'discord message not stored; retrying');
         await sleep(delay);
       }
@@ -159,62 +157,59 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
     await current?.close();
   }
 
-  /** Takes the lease and claims the session epoch; a claim that fails gives the lease back for a later try. */
-  async function acquire(): Promise<boolean> {
-    if (!(await lease.tryAcquire())) return false;
+  /** The session epoch, claimed with the lease (and again when a vanished lease is taken back); false gives the lease back for a later try. */
+  async function claimSession(): Promise<boolean> {
     try {
       holderEpoch = await claimDiscordSessionHold(ingress.sql, tokenId);
       return true;
     } catch (err) {
       log.warn({ err }, 'discord gateway lease taken but the session could not be claimed in Postgres; trying again later');
-      await lease.release().catch(() => undefined);
       return false;
     }
   }
 
-  async function tick(): Promise<void> {
+  /** Connected for as long as the lease is held and the process is not closing. */
+  async function connectWhileHolding(hold: LeaseHold): Promise<void> {
+    holding = true;
+    log.info({ leaseKey, holderEpoch }, 'discord gateway lease taken; connecting');
+    connect();
+    markFirstCheck();
     try {
-      if (!holding) {
-        if (await acquire()) {
-          holding = true;
-          lastConfirmedAt = Date.now();
-          log.info({ leaseKey, holderEpoch }, 'discord gateway lease taken; connecting');
-          connect();
-        }
-        return;
-      }
-      if (await lease.renew()) {
-        lastConfirmedAt = Date.now();
-        return;
-      }
-      // No key at all (Redis restarted empty) rather than another owner: take it back and keep the connection, so no event waits for a takeover.
-      if (await acquire()) {
-        lastConfirmedAt = Date.now();
-        log.warn({ leaseKey, holderEpoch }, 'discord gateway lease vanished (Redis restarted?); taken back, connection kept');
-        return;
-      }
-      holding = false;
-      log.warn({ leaseKey }, 'discord gateway lease lost; disconnecting so that only one process receives events');
+      await waitForAbort(AbortSignal.any([hold.signal, closed.signal]));
+    } finally {
       await disconnect();
-    } catch (err) {
-      log.debug({ err }, 'discord gateway lease check failed');
-      // Unconfirmed for a whole TTL: another process may hold it by now.
-      if (holding && Date.now() - lastConfirmedAt >= ttlMs) {
-        holding = false;
-        log.warn({ leaseKey }, 'discord gateway lease not confirmed for a whole TTL; disconnecting');
-        await disconnect();
-      }
+      holding = false;
     }
   }
 
-  const schedule = () => {
-    if (closing) return;
-    timer = setTimeout(() => {
-      ticking = tick().finally(schedule);
-    }, Math.max(100, Math.floor(ttlMs / 3)));
-  };
-  ticking = tick().finally(schedule);
-  const firstCheck = ticking;
+  function reportLoss(loss: LeaseLoss): void {
+    holding = false;
+    if (loss === 'refused') log.warn({ leaseKey }, 'discord gateway lease lost; disconnecting so that only one process receives events');
+    else log.warn({ leaseKey }, 'discord gateway lease not confirmed for a whole TTL; disconnecting');
+  }
+
+  /** Takes the lease whenever it is free (every third of the TTL), and connects while holding it. */
+  async function holdConnection(): Promise<void> {
+    while (!closed.signal.aborted) {
+      try {
+        await runWhileLeased(lease, connectWhileHolding, {
+          renewEveryMs: checkEveryMs,
+          claim: claimSession,
+          // No key at all (Redis restarted empty) rather than another owner: take it back and keep the connection, so no event waits for a takeover.
+          retakeVanished: true,
+          onRetaken: () => log.warn({ leaseKey, holderEpoch }, 'discord gateway lease vanished (Redis restarted?); taken back, connection kept'),
+          onLost: reportLoss,
+          onRenewError: (err) => log.debug({ err }, 'discord gateway lease check failed'),
+          onReleaseError: (err) => log.warn({ err }, 'discord gateway lease not released; it expires by itself'),
+        });
+      } catch (err) {
+        log.debug({ err }, 'discord gateway lease check failed');
+      }
+      markFirstCheck();
+      await sleep(checkEveryMs, undefined, { signal: closed.signal }).catch(() => undefined);
+    }
+  }
+  const running = holdConnection();
 
   return {
     firstCheck,
@@ -225,16 +220,17 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
       return connection;
     },
     async close() {
-      if (closing) return;
-      closing = true;
-      clearTimeout(timer);
-      await ticking;
-      await disconnect();
-      if (holding) {
-        holding = false;
-        await lease.release().catch((err: unknown) => log.warn({ err }, 'discord gateway lease not released; it expires by itself'));
-      }
+      if (closed.signal.aborted) return;
+      closed.abort();
+      await running;
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

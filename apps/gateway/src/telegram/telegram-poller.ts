@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Api, GrammyError } from 'grammy';
 import type { Redis } from 'ioredis';
-import type { Sql } from '@switchboard/db';
+import { loadTelegramPollOffset, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, PlatformError, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
-import { createRedisLease } from '@switchboard/queue';
+import { createRedisLease, deriveTokenId, runWhileLeased, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
 import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 
 export interface TelegramPollerOptions {
@@ -33,55 +32,47 @@ export interface TelegramPollerOptions {
 export function startTelegramPoller(options: TelegramPollerOptions): { close(): Promise<void> } {
   const log = options.log.child({ platform: 'telegram', mode: 'polling' });
   const api = new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') });
-  const tokenId = createHash('sha256').update(options.token).digest('hex').slice(0, 16);
   const ttlMs = options.leaseTtlMs ?? 15_000;
-  const lease = createRedisLease(options.redis, `${options.redisPrefix}:telegram:poller:${tokenId}`, ttlMs);
+  const key = telegramPollerLeaseKey(options.redisPrefix, deriveTokenId(options.token));
+  const lease = createRedisLease(options.redis, key, ttlMs);
+  // A Redis that does not answer is a lease not taken: try again later. Errors of the polling itself still end the poller.
+  const quietLease: RedisLease = { ...lease, tryAcquire: () => lease.tryAcquire().catch(() => false) };
   const controller = new AbortController();
-  let renewal: NodeJS.Timeout | undefined;
 
   const loop = async () => {
     while (!controller.signal.aborted) {
-      if (!(await lease.tryAcquire().catch(() => false))) {
-        await sleep(Math.floor(ttlMs / 3), undefined, { signal: controller.signal }).catch(() => undefined);
-        continue;
-      }
-      log.info('this process polls Telegram');
-      renewal = setInterval(() => {
-        lease.renew().then(
-          (held) => {
-            if (!held) log.warn('lost the Telegram poller lease');
-          },
-          () => undefined,
-        );
-      }, Math.floor(ttlMs / 3));
-      try {
-        await pollWhileHolding();
-      } finally {
-        clearInterval(renewal);
-        await lease.release().catch(() => undefined);
-      }
+      const run = await runWhileLeased(quietLease, pollWhileHolding, {
+        // Polling stops at once, the long poll in flight included: the new
+        // holder polls now, and two consumers of one token end each other's
+        // getUpdates with 409 and would both take the updates in between.
+        onLost: () => log.warn('lost the Telegram poller lease; polling stops'),
+        onReleaseError: () => undefined,
+      });
+      if (run.kind === 'not_taken') await sleep(Math.floor(ttlMs / 3), undefined, { signal: controller.signal }).catch(() => undefined);
     }
   };
 
-  const pollWhileHolding = async () => {
+  const pollWhileHolding = async (hold: LeaseHold) => {
+    log.info('this process polls Telegram');
+    const stop = AbortSignal.any([controller.signal, hold.signal]);
     await api.deleteWebhook();
-    let offset = await readStoredOffset(options.sql, options.context.botId);
+    let offset = await loadTelegramPollOffset(options.sql, options.context.botId);
     let failures = 0;
-    while (!controller.signal.aborted && (await lease.renew().catch(() => false))) {
+    while (!stop.aborted && (await hold.confirm().catch(() => false))) {
       try {
-        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message'] }, controller.signal as never);
+        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message'] }, stop as never);
         for (const update of updates) {
           await handleUpdate(update);
           offset = update.update_id + 1;
         }
         failures = 0;
       } catch (error) {
-        if (controller.signal.aborted) return;
+        if (stop.aborted) return;
         failures++;
         const retryAfter = error instanceof GrammyError && error.error_code === 429 ? (error.parameters.retry_after ?? 1) * 1000 : 0;
         const wait = Math.max(retryAfter, Math.min(500 * 2 ** failures, 30_000));
         log.warn({ reason: error instanceof Error ? error.message : String(error), waitMs: wait }, 'telegram polling failed; retrying');
-        await sleep(wait, undefined, { signal: controller.signal }).catch(() => undefined);
+        await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
       }
     }
   };
@@ -117,10 +108,4 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
       await running;
     },
   };
-}
-
-async function readStoredOffset(sql: Sql, botId: string): Promise<number | undefined> {
-  const [row] = await sql<{ last: string | null }[]>`
-    select max(event_id::bigint) as last from inbound_events where platform = 'telegram' and account_id = ${botId}`;
-  return row?.last ? Number(row.last) + 1 : undefined;
 }

@@ -34,9 +34,6 @@ describe('SQL only through parameterised queries', () => {
 // and apps/loadtest (tools that create databases and read rows to check them,
 // as test/ does), and tests.
 const sqlOwners = new Set(['packages/db', 'packages/harness', 'apps/loadtest']);
-// Its SQL moves to packages/db in a change of its own (issue 20, item 7);
-// nothing else may join this list.
-const sqlNotYetMoved = new Set(['apps/gateway/src/telegram/telegram-poller.ts']);
 const sqlStart = /^\s*(select|insert|update|delete|with|create|alter|drop|lock|truncate)\b/i;
 const sqlClients = /^(postgres|drizzle-orm)(\/|$)/;
 
@@ -53,7 +50,6 @@ describe('SQL lives in packages/db', () => {
       for (const entry of readdirSync(join(repoRoot, workspace, 'src'), { recursive: true, withFileTypes: true })) {
         if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
         const path = join(entry.parentPath, entry.name).slice(repoRoot.length + 1);
-        if (sqlNotYetMoved.has(path)) continue;
         found.push(...findSql(path, readFileSync(join(repoRoot, path), 'utf8')).map((where) => `${path}: ${where}`));
       }
     }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerWorker } from '@switchboard/db';
-import { useTestDbClient } from '../../../test/support/test-db-client.ts';
+import { useTestDbClient } from '@switchboard/db/testing';
 import { claimGoneLocalWorkers, isProcessRunning } from './local-peers.ts';
 
 // Issue 19, recovery time: a worker on this machine whose process is gone is dead at the next sweep,

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ManagedProcess } from '../../../../scripts/lib/processes.ts';
+import type { ManagedProcess } from '@switchboard/harness';
 import { readJson } from '../http-json.ts';
 import { parseTurnTag } from '../transcripts.ts';
 import type { ChaosTarget } from './fault-injectors.ts';

@@ -22,6 +22,8 @@ export interface SystemOptions {
   gatewayEnv?: Record<string, string>;
   /** Turn Slack on: gateway and worker get SLACK_* pointing at the simulator, which posts events to the gateway. */
   slack?: boolean;
+  /** How long the simulated Slack waits for the gateway's answer (Slack's own: 3000 ms). */
+  slackAckTimeoutMs?: number;
   /** Turn Discord on: gateway and worker get DISCORD_* pointing at the simulator, whose Gateway the gateway connects to. */
   discord?: boolean;
 }
@@ -64,7 +66,9 @@ export class TestSystem {
     const database = options.databaseUrl ? undefined : await createTestDatabase();
     const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
     const redisPrefix = createRedisPrefix();
-    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, slackSigningSecret, slackBotToken, ...discordSimOptions, logLevel: 'warn' });
+    const sim = await createSim({ telegramBotToken: botToken, telegramWebhookSecret: webhookSecret, slackSigningSecret, slackBotToken, ...discordSimOptions, logLevel: 'warn',
+      ...(options.slackAckTimeoutMs !== undefined ? { slackAckTimeoutMs: options.slackAckTimeoutMs } : {}),
+    });
     const simUrl = await sim.listen(0, '127.0.0.1');
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,

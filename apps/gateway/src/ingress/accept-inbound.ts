@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
 import { classifySignal, resolveConversationKey } from '@switchboard/core';
-import { queueOverflowNotice, storeInboundEvent, type Sql } from '@switchboard/db';
+import { queueOverflowNotice, storeInboundEvent, type Sql, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
@@ -10,10 +10,18 @@ import { classifyStoreError, type InvalidInputReason } from './classify-store-er
 
 export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited' | 'invalid_input';
 
+type IngressErrorCode = 'STORE_FAILED' | 'STORE_TOO_LATE' | 'ENQUEUE_FAILED';
+
+const ingressErrorMessages: Record<IngressErrorCode, string> = {
+  STORE_FAILED: 'could not store the event',
+  STORE_TOO_LATE: 'the event could not be stored before the platform stopped waiting; it was not stored',
+  ENQUEUE_FAILED: 'could not hand the event to a worker',
+};
+
 export class IngressError extends Error {
-  readonly code: 'STORE_FAILED' | 'ENQUEUE_FAILED';
-  constructor(code: 'STORE_FAILED' | 'ENQUEUE_FAILED', cause: unknown) {
-    super(code === 'STORE_FAILED' ? 'could not store the event' : 'could not hand the event to a worker', { cause });
+  readonly code: IngressErrorCode;
+  constructor(code: IngressErrorCode, cause: unknown) {
+    super(ingressErrorMessages[code], { cause });
     this.name = 'IngressError';
     this.code = code;
   }
@@ -40,12 +48,13 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  * The shared ingress step for every platform: store once, then
  * wake the conversation and signal a running turn. Throws IngressError when
  * storing or enqueueing fails, so the route answers 503 and the platform
- * re-delivers. An event Postgres can never store (a data error, not an outage)
+ * re-delivers; with a `deadline` (the platform's wait for an answer) a store
+ * that would come after it is refused the same way rather than made late. An event Postgres can never store (a data error, not an outage)
  * is `invalid_input`: acknowledged, logged and counted, so re-delivery cannot
  * block the platform's stream. A re-delivery of an event that was stored but never handed
  * over is enqueued again under the same job id, so it can never run twice.
  */
-export async function acceptInbound(deps: IngressDeps, message: InboundMessage): Promise<IngressOutcome> {
+export async function acceptInbound(deps: IngressDeps, message: InboundMessage, deadline?: StoreDeadline): Promise<IngressOutcome> {
   const signal = classifySignal(message.text);
   // Only /stop skips the rate limit and the input cap: it must always work, and it makes the bot say one line at most.
   const admission = await admitInbound(deps, message, signal === 'stop');
@@ -64,7 +73,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
       text: message.text,
       replyTarget: message.replyTarget,
       refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
-    });
+    }, deadline);
   } catch (error) {
     const failure = classifyStoreError(error);
     if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);
@@ -73,6 +82,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage):
     deps.countRejected?.(message.platform, failure.reason);
     return 'invalid_input';
   }
+  if (stored.tooLate) throw new IngressError('STORE_TOO_LATE', undefined);
   const storedAt = preciseNow();
   if (stored.duplicate && stored.status !== 'pending') return 'duplicate';
   if (stored.status === 'refused') {

@@ -21,7 +21,16 @@ export async function registerSlackEvents(app: FastifyInstance, deps: IngressDep
   });
 }
 
+/**
+ * Slack waits 3 s for an answer, then counts the delivery failed and retries
+ * (or gives up after three retries). A store must land inside that wait or
+ * not at all: 2.5 s leaves half a second for the answer to travel and for the
+ * gateway's and Postgres's clocks to differ (docs/guarantees.md, "Order").
+ */
+export const slackStoreBudgetMs = 2_500;
+
 async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, deps: IngressDeps, options: SlackRouteOptions) {
+  const receivedAt = Date.now();
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const isForm = String(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
   const form = isForm ? new URLSearchParams(raw.toString('utf8')) : undefined;
@@ -72,7 +81,7 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
   }
   if (parsed.kind === 'ignored') return { ok: true, ignored: parsed.reason };
   try {
-    const outcome = await acceptInbound(deps, parsed.message);
+    const outcome = await acceptInbound(deps, parsed.message, { notAfterMs: receivedAt + slackStoreBudgetMs });
     // A retry of a stored event is dropped by the shared dedupe on event_id; one never stored is processed like the first.
     if (retry.retryNum !== undefined) request.log.info({ route: 'slack', eventId: parsed.message.eventId, outcome, ...retry }, 'slack retry handled');
     return { ok: true, outcome };

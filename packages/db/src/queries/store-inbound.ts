@@ -18,9 +18,26 @@ export interface InboundToStore {
   refuseAtPending: number | null;
 }
 
+/**
+ * Store only if Postgres runs the statement before `notAfterMs` (epoch ms):
+ * the platform's own wait for an answer, less a margin. A store that would
+ * land after the platform gave up (and may have retried, or the user moved on
+ * to the next message) is refused instead, so a late store can never put a
+ * line behind one the user sent after it (docs/guarantees.md, "Order").
+ */
+export interface StoreDeadline {
+  notAfterMs: number;
+}
+
 type Status = 'pending' | 'done' | 'refused';
 
+/** The event was not stored: its deadline had passed when the statement ran (and it was not stored before). */
+export interface TooLateInbound {
+  tooLate: true;
+}
+
 export interface StoredInbound {
+  tooLate?: false;
   inboundEventId: number;
   conversationId: number;
   /** True when this platform event id was stored before (a re-delivery). */
@@ -35,11 +52,18 @@ export interface StoredInbound {
  * SELECT sees the pre-statement snapshot, so on a re-delivery it returns the
  * row stored earlier and on a first delivery it returns nothing from it.
  */
-export async function storeInboundEvent(sql: Sql, event: InboundToStore): Promise<StoredInbound> {
+export function storeInboundEvent(sql: Sql, event: InboundToStore): Promise<StoredInbound>;
+export function storeInboundEvent(sql: Sql, event: InboundToStore, deadline: StoreDeadline | undefined): Promise<StoredInbound | TooLateInbound>;
+export async function storeInboundEvent(sql: Sql, event: InboundToStore, deadline?: StoreDeadline): Promise<StoredInbound | TooLateInbound> {
+  const notAfter = deadline === undefined ? null : new Date(deadline.notAfterMs).toISOString();
   const rows = await sql<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
-    with conv as (
+    with gate as (
+      -- clock_timestamp(), not now(): the time the statement runs, after any lock it waited for.
+      select ${notAfter}::timestamptz is null or clock_timestamp() <= ${notAfter}::timestamptz as open
+    ), conv as (
       insert into conversations (key, platform, account_id, chat_id, thread_id, user_scope)
-      values (${event.conversationKey}, ${event.platform}, ${event.accountId}, ${event.chatId}, ${event.threadId}, ${event.userScope})
+      select ${event.conversationKey}, ${event.platform}, ${event.accountId}, ${event.chatId}, ${event.threadId}, ${event.userScope}
+      where (select open from gate)
       on conflict (key) do update set updated_at = now()
       returning id
     ), waiting as (
@@ -67,6 +91,7 @@ export async function storeInboundEvent(sql: Sql, event: InboundToStore): Promis
         select id, conversation_id, true as duplicate, status from inbound_events
         where platform = ${event.platform} and account_id = ${event.accountId} and event_id = ${event.eventId}`
     )[0];
+  if (!row && notAfter !== null) return { tooLate: true };
   if (!row) throw new Error('storeInboundEvent stored nothing and found nothing');
   return { inboundEventId: Number(row.id), conversationId: Number(row.conversation_id), duplicate: row.duplicate, status: row.status };
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDbClient } from '../testing/test-db-client.ts';
+import { storeInboundEvent, type InboundToStore } from './store-inbound.ts';
+
+// Issue 19, order: a store that would land after the platform stopped waiting is refused, not made late.
+const db = useTestDbClient({ max: 3 });
+
+const event = (eventId: string, chatId = 'C1'): InboundToStore => ({
+  platform: 'slack', accountId: 'T1', eventId, conversationKey: `slack:T1:${chatId}::`, chatId, threadId: '', userScope: '',
+  userId: 'U1', text: `line ${eventId}`, replyTarget: { channel: chatId }, refuseAtPending: null,
+});
+
+const countEvents = async (eventId: string) => (await db.client.sql<{ n: number }[]>`select count(*)::int as n from inbound_events where event_id = ${eventId}`)[0]?.n;
+
+describe('storeInboundEvent with a deadline', () => {
+  it('stores before the deadline and refuses after it, storing nothing, not even the conversation', async () => {
+    const inTime = await storeInboundEvent(db.client.sql, event('Ev1'), { notAfterMs: Date.now() + 5_000 });
+    expect(inTime).toMatchObject({ duplicate: false, status: 'pending' });
+
+    expect(await storeInboundEvent(db.client.sql, event('Ev2', 'C2'), { notAfterMs: Date.now() - 1 })).toEqual({ tooLate: true });
+    expect(await countEvents('Ev2')).toBe(0);
+    expect(await db.client.sql`select 1 from conversations where chat_id = 'C2'`).toHaveLength(0);
+  });
+
+  it('still answers a re-delivery of a stored event as a duplicate after the deadline', async () => {
+    const first = await storeInboundEvent(db.client.sql, event('Ev3'));
+    const again = await storeInboundEvent(db.client.sql, event('Ev3'), { notAfterMs: Date.now() - 1 });
+    expect(again).toEqual({ ...first, duplicate: true });
+  });
+
+  it('judges the deadline when the statement runs, after any lock it waited for', async () => {
+    const held = db.client.sql.begin(async (tx) => {
+      await tx`lock table inbound_events in share row exclusive mode`;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const late = storeInboundEvent(db.client.sql, event('Ev4'), { notAfterMs: Date.now() + 500 });
+    await held;
+    expect(await late).toEqual({ tooLate: true });
+    expect(await countEvents('Ev4')).toBe(0);
+  });
+});

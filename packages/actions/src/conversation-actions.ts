@@ -81,22 +81,22 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
     async reset(conversationId, reason, door) {
       const { outcome, superseded } = await changeFenced(deps, conversationId, door, (tx) => resetConversationSession(tx, conversationId, reason), (o) => o.kind === 'reset');
       if (outcome.kind !== 'reset') return outcome;
-      await announce({ kind: 'reset', conversationId, reason, oldSessionId: outcome.oldSessionId, newSessionId: outcome.newSessionId });
       await stopSuperseded(deps, conversationId, superseded);
+      await announce({ kind: 'reset', conversationId, reason, oldSessionId: outcome.oldSessionId, newSessionId: outcome.newSessionId });
       return outcome;
     },
     async suspend(conversationId, reason, door) {
       const { outcome, superseded } = await changeFenced(deps, conversationId, door, (tx) => suspendConversation(tx, conversationId, reason), (o) => o.kind === 'suspended');
       if (outcome.kind !== 'suspended') return outcome;
-      await announce({ kind: 'suspended', conversationId, reason, sessionId: outcome.preSuspendSessionId, sessionEnd: 'parked' });
       await stopSuperseded(deps, conversationId, superseded);
+      await announce({ kind: 'suspended', conversationId, reason, sessionId: outcome.preSuspendSessionId, sessionEnd: 'parked' });
       return outcome;
     },
     async resume(conversationId, door) {
       const { outcome, superseded } = await changeFenced(deps, conversationId, door, (tx) => resumeAndRelease(tx, conversationId), (o) => o.kind === 'resumed');
       if (outcome.kind !== 'resumed') return outcome;
-      await announce({ kind: 'resumed', conversationId, restoredSessionId: outcome.restoredSessionId, finalizedSessionId: outcome.finalizedSessionId });
       await stopSuperseded(deps, conversationId, superseded);
+      await announce({ kind: 'resumed', conversationId, restoredSessionId: outcome.restoredSessionId, finalizedSessionId: outcome.finalizedSessionId });
       if (outcome.releasedInput > 0) await wakeAfterResume(deps, conversationId);
       return outcome;
     },
@@ -194,7 +194,15 @@ async function reach<T>(send: () => Promise<T>): Promise<ReachOutcome<T>> {
   }
 }
 
+/** A programming error, not an outcome: an action that must reach the lease holder was built without the means to. */
+export class MissingReachError extends Error {
+  readonly code = 'ACTION_NEEDS_REACH';
+  constructor() {
+    super('this action reaches the worker holding the conversation: ActionDeps.reach is required');
+  }
+}
+
 function requireReach(deps: ActionDeps): NonNullable<ActionDeps['reach']> {
-  if (!deps.reach) throw new Error('this action reaches the worker holding the conversation: ActionDeps.reach is required');
+  if (!deps.reach) throw new MissingReachError();
   return deps.reach;
 }

@@ -2,6 +2,7 @@ export { eventsOf, type ActionEvent, type SessionChange } from './action-events.
 export { createLifecycleEmitter, emitInOrder, type EmitLifecycleEvent, type LifecycleEmitterDeps } from './lifecycle-emitter.ts';
 export {
   createConversationActions,
+  MissingReachError,
   type ActionDeps,
   type BusyModeName,
   type BusyModeOutcome,

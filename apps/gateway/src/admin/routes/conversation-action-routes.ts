@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Door } from '@switchboard/actions';
 import { loadConversationSummary } from '@switchboard/db';
@@ -20,8 +20,17 @@ const ActionResult = Type.Object({ ok: Type.Literal(true), conversation: Convers
  */
 export function registerConversationActionRoutes(scope: FastifyInstance, ctx: AdminContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const tags = ['actions'];
+  registerSuspensionRoutes(app, ctx);
+  registerResetRoute(app, ctx);
+  registerRequestRoutes(app, ctx);
+  registerSettingRoutes(app, ctx);
+}
 
+type Routes = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+const tags = ['actions'];
+
+/** Suspend and resume. */
+function registerSuspensionRoutes(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/suspend',
     {
@@ -75,7 +84,10 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
+}
 
+/** Reset. */
+function registerResetRoute(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/reset',
     {
@@ -99,7 +111,10 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
+}
 
+/** Compact and interrupt: requests the worker holding the conversation carries out. */
+function registerRequestRoutes(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/compact',
     {
@@ -156,7 +171,10 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       return { ok: true as const, running };
     },
   );
+}
 
+/** Busy mode and delete. */
+function registerSettingRoutes(app: Routes, ctx: AdminContext): void {
   app.put(
     '/conversations/:id/busy-mode',
     {

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { createConversationActions } from '@switchboard/actions';
 import * as agent from '@switchboard/agent';
 import type { AgentRuntime } from '@switchboard/agent';
 import { parseConfig, workerEnvSchema } from '@switchboard/config';
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
     workerId: `compress-once-${process.pid}`,
     metrics: createWorkerMetrics(),
     emit: async () => undefined,
+    actions: createConversationActions({ db: db.db, emit: async () => undefined, log }),
     running: new Map(),
     deferred: createDeferredConversations(),
     wake: unused('queue'),

@@ -1,5 +1,5 @@
 import { busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
-import { commitTurn, ensureCurrentSession, loadSession, resetConversationSession, setBusyMode, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
+import { commitTurn, ensureCurrentSession, loadSession, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -53,7 +53,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       break;
     case 'busy':
       if (command.mode) {
-        await setBusyMode(ctx.db, conversation.id, command.mode);
+        await ctx.actions.setBusyMode(conversation.id, command.mode, { kind: 'chat' });
         reply = `Busy mode is now ${command.mode}: ${busyModeHelp[command.mode]}.`;
       } else {
         reply = `Busy mode is ${mode}: ${busyModeHelp[mode]}. Choose one of: ${busyInputModes.join(', ')}.`;
@@ -61,9 +61,8 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       break;
     case 'new':
     case 'reset': {
-      const { oldSessionId, newSessionId } = await resetConversationSession(ctx.db, conversation.id, command.name);
-      if (oldSessionId !== null) await ctx.emit({ type: 'session.finalized', conversationId: conversation.id, sessionId: oldSessionId, reason: command.name });
-      await ctx.emit({ type: 'session.started', conversationId: conversation.id, sessionId: newSessionId });
+      // Announced by the action, as an operator's reset is (packages/actions).
+      await ctx.actions.reset(conversation.id, command.name, { kind: 'chat' });
       reply = 'Started a fresh session. Earlier messages are no longer part of our conversation.';
       break;
     }

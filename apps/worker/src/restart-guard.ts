@@ -1,5 +1,4 @@
-import { claimDeadWorkers, cutOffRunningTurns, loadSession, suspendRestartLoops } from '@switchboard/db';
-import type { LifecycleEventType } from '@switchboard/queue';
+import { claimDeadWorkers, cutOffRunningTurns } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -20,11 +19,10 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
     await resumeAfterDeadWorker(ctx, workerId);
   }
-  for (const { conversationId, sessionId } of await suspendRestartLoops(ctx.db, ctx.config.RESTART_SUSPEND_THRESHOLD)) {
+  // Suspended and announced by the conversation actions, the same way as an operator's suspension.
+  for (const { conversationId } of await ctx.actions.suspendRestartLoops(ctx.config.RESTART_SUSPEND_THRESHOLD)) {
     ctx.metrics.countSuspension('restart_loop');
     ctx.log.warn({ conversationId }, 'conversation suspended after repeated restarts');
-    await ctx.emit({ type: 'conversation.suspended', conversationId, sessionId: sessionId ?? undefined, reason: 'restart_loop' });
-    if (sessionId !== null) await ctx.emit({ type: await sessionEndEvent(ctx, sessionId), conversationId, sessionId, reason: 'restart_loop' });
   }
 }
 
@@ -39,15 +37,4 @@ async function resumeAfterDeadWorker(ctx: WorkerContext, deadWorkerId: string): 
   const released = await ctx.leases.releaseAllOf(deadWorkerId);
   for (const conversationId of released) await ctx.wake(conversationId, 'dead_worker');
   if (released.length > 0) ctx.log.info({ deadWorker: deadWorkerId, conversations: released }, 'dead worker\'s leases given back; conversations woken');
-}
-
-/**
- * A first suspension parks the session (its row stays active, an operator's
- * resume restores it): `session.parked`. A fresh session that loops again
- * while the conversation is already suspended is finalized by the suspension
- * and can never come back: that one really ended.
- */
-async function sessionEndEvent(ctx: WorkerContext, sessionId: number): Promise<LifecycleEventType> {
-  const session = await loadSession(ctx.db, sessionId);
-  return session?.status === 'finalized' ? 'session.finalized' : 'session.parked';
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
+import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
 import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
 import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
-import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, recordLifecycleEvent, registerWorker } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals } from '@switchboard/queue';
 import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
@@ -60,6 +61,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
     onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
   });
+  const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
   const ctx: WorkerContext = {
     config,
     db: db.db,
@@ -73,12 +75,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     log: log.child({ workerId }),
     workerId,
     metrics: createWorkerMetrics(),
-    emit: async (event) => {
-      if (config.EVENT_WEBHOOK_URLS.length > 0) {
-        await recordLifecycleEvent(db.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, config.EVENT_WEBHOOK_URLS);
-      }
-      publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
-    },
+    emit,
+    actions: createConversationActions({ db: db.db, emit, log }),
     running: new Map(),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     deferred: createDeferredConversations(),

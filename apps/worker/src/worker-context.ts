@@ -1,3 +1,4 @@
+import type { ConversationActions } from '@switchboard/actions';
 import type { AgentRuntime, Summariser } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
 import type { Database, Sql } from '@switchboard/db';
@@ -32,6 +33,8 @@ export interface WorkerContext {
    * and publishes it to the live stream; resolves once it is recorded.
    */
   emit(event: Omit<LifecycleEvent, 'at'>): Promise<void>;
+  /** The conversation actions (packages/actions): chat commands are their door inside the lease holder's loop. */
+  actions: ConversationActions;
   /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
   running: Map<number, ActiveTurn>;
   /** Whether this worker's own heartbeats allow it to declare silent peers dead (heartbeat-health.ts). */

@@ -17,6 +17,7 @@ export * from './queries/admin-outbox.ts';
 export * from './queries/admin-audit.ts';
 export * from './queries/admin-delete.ts';
 export * from './queries/suspension-store.ts';
+export * from './queries/conversation-fence.ts';
 export * from './queries/lifecycle-event-store.ts';
 export * from './queries/health-queries.ts';
 export * from './queries/restart-store.ts';

@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '@switchboard/config';
-import { recordAuditEntry, recordLifecycleEvent, type Database, type DbExecutor } from '@switchboard/db';
+import { createConversationActions, createLifecycleEmitter, type ConversationActions } from '@switchboard/actions';
+import { recordAuditEntry, type Database, type DbExecutor } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { publishLifecycleEvent, type LifecycleEvent, type TurnQueue } from '@switchboard/queue';
+import type { TurnQueue } from '@switchboard/queue';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AdminToken } from './admin-tokens.ts';
 
@@ -24,6 +25,8 @@ export interface AdminContext {
   log: Logger;
   metrics: GatewayMetrics;
   tokens: readonly AdminToken[];
+  /** Reset, suspend, resume, delete, busy mode, stop and compact: the same actions the chat commands reach. */
+  actions: ConversationActions;
 }
 
 export interface AuditedAction {
@@ -41,17 +44,19 @@ export async function auditAction(ctx: AdminContext, executor: DbExecutor, reque
 }
 
 /**
- * Best effort, like the workers' events: a Redis or Postgres hiccup must not
- * undo an action that is already committed. With EVENT_WEBHOOK_URLS set the
- * event is also recorded for the workers' webhook deliverer.
+ * The conversation actions (packages/actions) as the admin door uses them.
+ * Lifecycle events are best effort here: a Redis or Postgres hiccup must
+ * not undo or fail an action that is already committed. With
+ * EVENT_WEBHOOK_URLS set each event is also recorded for the workers'
+ * webhook deliverer, one after the other, in the documented order.
  */
-export function emitLifecycleEvent(ctx: AdminContext, event: Omit<LifecycleEvent, 'at'>): void {
-  const urls = ctx.config.EVENT_WEBHOOK_URLS;
-  const recorded =
-    urls.length > 0
-      ? recordLifecycleEvent(ctx.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, urls)
-      : Promise.resolve(0);
-  recorded
-    .then(() => publishLifecycleEvent(ctx.redis, ctx.config.REDIS_PREFIX, event))
-    .catch((err: unknown) => ctx.log.warn({ err, type: event.type, conversationId: event.conversationId }, 'lifecycle event not recorded or published'));
+export function createAdminActions(deps: { config: GatewayConfig; db: Database; queue: TurnQueue; redis: Redis; log: Logger }): ConversationActions {
+  const emit = createLifecycleEmitter({ db: deps.db, redis: deps.redis, prefix: deps.config.REDIS_PREFIX, webhookUrls: deps.config.EVENT_WEBHOOK_URLS, log: deps.log });
+  return createConversationActions({
+    db: deps.db,
+    emit: (event) =>
+      emit(event).catch((err: unknown) => deps.log.warn({ err, type: event.type, conversationId: event.conversationId }, 'lifecycle event not recorded or published')),
+    log: deps.log,
+    reach: { redis: deps.redis, prefix: deps.config.REDIS_PREFIX, queue: deps.queue },
+  });
 }

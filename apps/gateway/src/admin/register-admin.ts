@@ -12,7 +12,7 @@ import { createRedisConnection, type TurnQueue } from '@switchboard/queue';
 import type { Redis } from 'ioredis';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAdminAuthHook } from './admin-auth.ts';
-import type { AdminContext } from './admin-context.ts';
+import { createAdminActions, type AdminContext } from './admin-context.ts';
 import { handleAdminError } from './admin-errors.ts';
 import { parseAdminTokens } from './admin-tokens.ts';
 import { registerBullBoard } from './bull-board.ts';
@@ -55,7 +55,7 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
     return;
   }
   const tokens = parseAdminTokens(deps.config.ADMIN_TOKEN);
-  const ctx: AdminContext = { ...deps, tokens };
+  const ctx: AdminContext = { ...deps, tokens, actions: createAdminActions(deps) };
 
   // One subscription per gateway process, whatever the number of stream clients.
   const subscriber = createRedisConnection(deps.config.REDIS_URL, 'subscriber');

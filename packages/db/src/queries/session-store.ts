@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Sql } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { sessions } from '../schema/sessions.ts';
+import type { DbExecutor } from './admin-executor.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 
@@ -18,14 +19,16 @@ export async function acknowledgeRecoveryNote(db: Database, sessionId: number, t
   await db.$client`update sessions set recovery_ack_key = ${tailKey} where id = ${sessionId}`;
 }
 
+export type ResetResult = { kind: 'reset'; oldSessionId: number | null; newSessionId: number } | { kind: 'not_found' };
+
 /**
  * /new, /reset and operator resets: the current session is finalized (kept
  * for operators), a fresh one becomes current, the restart counter clears.
  */
-export async function resetConversationSession(db: Database, conversationId: number, reason: string): Promise<{ oldSessionId: number | null; newSessionId: number }> {
+export async function resetConversationSession(db: DbExecutor, conversationId: number, reason: string): Promise<ResetResult> {
   return db.transaction(async (tx) => {
     const [conversation] = await tx.select().from(conversations).where(eq(conversations.id, conversationId)).for('update');
-    if (!conversation) throw new Error(`conversation ${conversationId} not found`);
+    if (!conversation) return { kind: 'not_found' };
     const oldSessionId = conversation.currentSessionId;
     if (oldSessionId !== null) {
       await tx
@@ -39,11 +42,11 @@ export async function resetConversationSession(db: Database, conversationId: num
       .update(conversations)
       .set({ currentSessionId: created.id, restartCount: 0, updatedAt: sql`now()` })
       .where(eq(conversations.id, conversationId));
-    return { oldSessionId, newSessionId: created.id };
+    return { kind: 'reset', oldSessionId, newSessionId: created.id };
   });
 }
 
-export async function setBusyMode(db: Database, conversationId: number, mode: 'interrupt' | 'queue' | 'collect' | 'steer' | null): Promise<boolean> {
+export async function setBusyMode(db: DbExecutor, conversationId: number, mode: 'interrupt' | 'queue' | 'collect' | 'steer' | null): Promise<boolean> {
   const rows = await db
     .update(conversations)
     .set({ busyMode: mode, updatedAt: sql`now()` })

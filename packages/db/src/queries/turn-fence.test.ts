@@ -115,6 +115,15 @@ describe('the fenced commit', () => {
     expect(await stored(ids.conversationId)).toMatchObject({ turns: ['failed+cut'], restart_count: 1 });
   });
 
+  it("refuses a turn whose session is no longer the conversation's current one (an operator moved it: issue 20)", async () => {
+    const ids = await newConversation('309');
+    const turnId = await begin(ids, 'w');
+    await db.client.sql`update conversations set current_session_id = null, pre_suspend_session_id = ${ids.sessionId}, status = 'suspended' where id = ${ids.conversationId}`;
+    expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
+    expect(await stored(ids.conversationId)).toMatchObject({ messages: [], outbox: [], turns: ['running'] });
+    expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
+  });
+
   it('leaves a turn its worker abandoned uncounted, and its input pending', async () => {
     const ids = await newConversation('304');
     const turnId = await begin(ids, 'w');
@@ -143,7 +152,7 @@ describe('the restart threshold', () => {
     expect((await suspendRestartLoops(db.client.db, threshold)).map((s) => s.conversationId)).not.toContain(ids.conversationId);
     expect((await stored(ids.conversationId)).status).toBe('active');
     await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
-    expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId });
+    expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
     expect(await stored(ids.conversationId)).toMatchObject({ status: 'suspended', restart_count: 0 });
     const [held] = await db.client.sql<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;
     expect(held?.status).toBe('held');

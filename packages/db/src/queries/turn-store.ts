@@ -254,8 +254,10 @@ export type CommitTurnResult =
  * conversation's pending outbox rows, so delivery needs no second read.
  *
  * Fenced (issue 16, defect 2): the `fence` part locks the turn row and the
- * input rows and holds only if the turn is still `running`, not cut off, and
- * every input event is still `pending`; every write hangs off it. A holder
+ * input rows and holds only if the turn is still `running`, not cut off, its
+ * session is still the conversation's current one (an operator's reset,
+ * suspend or resume moved it: issue 20), and every input event is still
+ * `pending`; every write hangs off it. A holder
  * that lost its lease therefore commits nothing, whatever the timing: if the
  * new holder settled its turn or took its input first, the row locks make this
  * statement wait and see that (a locked row is re-checked once it is free).
@@ -284,7 +286,10 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
   const [row] = await db.$client<{ fenced: boolean; outbox: JsonRow[] | null; messages: JsonRow[] | null }[]>`
     with turn_ok as materialized (
-      select id from turns where id = ${turnId} and status = 'running' and cut_off_at is null for update
+      -- The conversation row is locked after the turn row, in the order an operator's action takes them (fenceRunningTurns).
+      select t.id from turns t join conversations c on c.id = t.conversation_id
+      where t.id = ${turnId} and t.status = 'running' and t.cut_off_at is null and c.current_session_id = ${input.sessionId}
+      for update of t for no key update of c
     ), input_ok as materialized (
       select id from inbound_events where id = any(${eventIds}::bigint[]) and status = 'pending' for update
     ), fence as materialized (

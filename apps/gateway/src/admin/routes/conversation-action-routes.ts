@@ -1,19 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  asDatabase,
-  deleteConversation,
-  loadConversationSummary,
-  releaseHeldInput,
-  resetConversationSession,
-  resumeConversation,
-  setBusyMode,
-  suspendConversation,
-  type DbExecutor,
-  type ResumeResult,
-} from '@switchboard/db';
-import { enqueueCompaction, enqueueWake, publishSignal } from '@switchboard/queue';
-import { auditAction, emitLifecycleEvent, type AdminContext } from '../admin-context.ts';
+import type { Door } from '@switchboard/actions';
+import { loadConversationSummary } from '@switchboard/db';
+import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError, type AdminErrorCode } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
 import { BusyMode, ConversationView, viewConversation } from '../schemas/conversation-schemas.ts';
@@ -22,14 +11,26 @@ import { notFound } from './conversation-routes.ts';
 const ActionResult = Type.Object({ ok: Type.Literal(true), conversation: ConversationView });
 
 /**
- * What operators do to a conversation. Each action and its audit row commit
- * in one transaction (or neither does); lifecycle events and signals go out
+ * What operators do to a conversation: the admin door to the conversation
+ * actions (packages/actions), the same actions chat commands reach. Each
+ * action and its audit row commit in one transaction (or neither does); an
+ * action that moves the session supersedes a running turn in that
+ * transaction, fenced like a commit; lifecycle events and signals go out
  * after the commit, so no one hears of a change that did not happen.
  */
 export function registerConversationActionRoutes(scope: FastifyInstance, ctx: AdminContext): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const tags = ['actions'];
+  registerSuspensionRoutes(app, ctx);
+  registerResetRoute(app, ctx);
+  registerRequestRoutes(app, ctx);
+  registerSettingRoutes(app, ctx);
+}
 
+type Routes = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+const tags = ['actions'];
+
+/** Suspend and resume. */
+function registerSuspensionRoutes(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/suspend',
     {
@@ -44,16 +45,16 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     async (request) => {
       const id = request.params.id;
       const reason = request.body.reason ?? 'operator';
-      const result = await inTransaction(ctx, request, 'conversation.suspend', id, async (tx) => {
-        const r = await suspendConversation(tx, id, reason);
-        const code = r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : r.kind === 'already_suspended' ? 'ALREADY_SUSPENDED' : null;
-        return { value: r, code, detail: r.kind === 'suspended' ? { reason, preSuspendSessionId: r.preSuspendSessionId, restartCount: r.restartCount } : { reason } };
-      });
+      const result = await ctx.actions.suspend(
+        id,
+        reason,
+        audited(ctx, request, 'conversation.suspend', id, (r) => ({
+          code: r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : r.kind === 'already_suspended' ? 'ALREADY_SUSPENDED' : null,
+          detail: r.kind === 'suspended' ? { reason, preSuspendSessionId: r.preSuspendSessionId, restartCount: r.restartCount } : { reason },
+        })),
+      );
       if (result.kind === 'not_found') throw notFound(id);
       if (result.kind === 'already_suspended') throw new AdminError('ALREADY_SUSPENDED', `conversation ${id} is already suspended (${result.reason ?? 'no reason'})`);
-      emitLifecycleEvent(ctx, { type: 'conversation.suspended', conversationId: id, sessionId: result.preSuspendSessionId ?? undefined, reason });
-      // Parked, not finalized: a resume makes it current again (docs/restarts.md, "Lifecycle events").
-      if (result.preSuspendSessionId !== null) emitLifecycleEvent(ctx, { type: 'session.parked', conversationId: id, sessionId: result.preSuspendSessionId, reason });
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
@@ -70,29 +71,23 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     },
     async (request) => {
       const id = request.params.id;
-      const result = await inTransaction<ResumeResult & { releasedInput: number }>(ctx, request, 'conversation.resume', id, async (tx) => {
-        const r = await resumeConversation(tx, id);
-        if (r.kind !== 'resumed') return { value: { ...r, releasedInput: 0 }, code: r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : 'NOT_SUSPENDED', detail: {} };
-        // A restart-loop suspension held the cut-off turn's input back; resuming runs it again, in order.
-        const releasedInput = await releaseHeldInput(asDatabase(tx), id);
-        return { value: { ...r, releasedInput }, code: null, detail: { restoredSessionId: r.restoredSessionId, finalizedSessionId: r.finalizedSessionId, releasedInput } };
-      });
+      const result = await ctx.actions.resume(
+        id,
+        audited(ctx, request, 'conversation.resume', id, (r) =>
+          r.kind === 'resumed'
+            ? { code: null, detail: { restoredSessionId: r.restoredSessionId, finalizedSessionId: r.finalizedSessionId, releasedInput: r.releasedInput } }
+            : { code: r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : 'NOT_SUSPENDED', detail: {} },
+        ),
+      );
       if (result.kind === 'not_found') throw notFound(id);
       if (result.kind === 'not_suspended') throw new AdminError('NOT_SUSPENDED', `conversation ${id} is not suspended`);
-      if (result.finalizedSessionId !== null) {
-        emitLifecycleEvent(ctx, { type: 'session.finalized', conversationId: id, sessionId: result.finalizedSessionId, reason: 'resumed' });
-      }
-      emitLifecycleEvent(ctx, { type: 'conversation.resumed', conversationId: id, sessionId: result.restoredSessionId ?? undefined });
-      if (result.releasedInput > 0) {
-        // If this wake-up is lost, the recovery sweep finds the released input anyway.
-        await enqueueWake(ctx.queue, { conversationId: id, inboundEventId: null, reason: 'operator' }, `resume-${id}-${Date.now()}`).catch((err: unknown) =>
-          ctx.log.warn({ err, conversationId: id }, 'wake-up after resume not queued; the recovery sweep will run the input'),
-        );
-      }
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
+}
 
+/** Reset. */
+function registerResetRoute(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/reset',
     {
@@ -105,18 +100,21 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     },
     async (request) => {
       const id = request.params.id;
-      const result = await inTransaction(ctx, request, 'conversation.reset', id, async (tx) => {
-        if (!(await loadConversationSummary(tx, id))) return { value: null, code: 'CONVERSATION_NOT_FOUND', detail: {} };
-        const r = await resetConversationSession(asDatabase(tx), id, 'operator');
-        return { value: r, code: null, detail: { ...r } };
-      });
-      if (!result) throw notFound(id);
-      if (result.oldSessionId !== null) emitLifecycleEvent(ctx, { type: 'session.finalized', conversationId: id, sessionId: result.oldSessionId, reason: 'operator' });
-      emitLifecycleEvent(ctx, { type: 'session.started', conversationId: id, sessionId: result.newSessionId });
+      const result = await ctx.actions.reset(
+        id,
+        'operator',
+        audited(ctx, request, 'conversation.reset', id, (r) =>
+          r.kind === 'reset' ? { code: null, detail: { oldSessionId: r.oldSessionId, newSessionId: r.newSessionId } } : { code: 'CONVERSATION_NOT_FOUND', detail: {} },
+        ),
+      );
+      if (result.kind === 'not_found') throw notFound(id);
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
+}
 
+/** Compact and interrupt: requests the worker holding the conversation carries out. */
+function registerRequestRoutes(app: Routes, ctx: AdminContext): void {
   app.post(
     '/conversations/:id/compact',
     {
@@ -139,14 +137,12 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       const id = request.params.id;
       const conversation = await loadConversationSummary(ctx.db, id);
       if (!conversation) return failAudited(ctx, request, 'conversation.compact', id, notFound(id));
-      // Named in the job, so that requests for one session coalesce: the first compacts it, the rest find it superseded.
       const sessionId = conversation.currentSessionId;
-      let jobId: string | undefined;
-      try {
-        jobId = await enqueueCompaction(ctx.queue, { conversationId: id, requestedBy: request.adminActor, ...(sessionId !== null ? { sessionId } : {}) });
-      } catch (error) {
-        return failAudited(ctx, request, 'conversation.compact', id, new AdminError('REDIS_UNAVAILABLE', 'the compaction job could not be queued', { cause: error }));
+      const queued = await ctx.actions.requestCompaction(id, sessionId, request.adminActor);
+      if (queued.kind === 'unavailable') {
+        return failAudited(ctx, request, 'conversation.compact', id, new AdminError('REDIS_UNAVAILABLE', 'the compaction job could not be queued', { cause: queued.cause }));
       }
+      const jobId = queued.value;
       await auditAction(ctx, ctx.db, request, { action: 'conversation.compact', target: target(id), result: 'ok', detail: { jobId, sessionId } });
       return reply.code(202).send({ ok: true as const, jobId: jobId ?? null, sessionId });
     },
@@ -166,18 +162,19 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
       const id = request.params.id;
       const conversation = await loadConversationSummary(ctx.db, id);
       if (!conversation) return failAudited(ctx, request, 'conversation.interrupt', id, notFound(id));
-      try {
-        // inboundEventId 0: an operator stop, which stops whatever runs (docs/turns.md).
-        await publishSignal(ctx.redis, ctx.config.REDIS_PREFIX, { kind: 'stop', conversationId: id, inboundEventId: 0, storedAt: Date.now() });
-      } catch (error) {
-        return failAudited(ctx, request, 'conversation.interrupt', id, new AdminError('REDIS_UNAVAILABLE', 'the stop signal could not be published', { cause: error }));
+      const stopped = await ctx.actions.requestStop(id);
+      if (stopped.kind === 'unavailable') {
+        return failAudited(ctx, request, 'conversation.interrupt', id, new AdminError('REDIS_UNAVAILABLE', 'the stop signal could not be published', { cause: stopped.cause }));
       }
       const running = conversation.runningTurnId !== null;
       await auditAction(ctx, ctx.db, request, { action: 'conversation.interrupt', target: target(id), result: 'ok', detail: { runningTurnId: conversation.runningTurnId } });
       return { ok: true as const, running };
     },
   );
+}
 
+/** Busy mode and delete. */
+function registerSettingRoutes(app: Routes, ctx: AdminContext): void {
   app.put(
     '/conversations/:id/busy-mode',
     {
@@ -192,11 +189,12 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     async (request) => {
       const id = request.params.id;
       const mode = request.body.mode;
-      const changed = await inTransaction(ctx, request, 'conversation.busy_mode', id, async (tx) => {
-        const ok = await setBusyMode(asDatabase(tx), id, mode);
-        return { value: ok, code: ok ? null : 'CONVERSATION_NOT_FOUND', detail: { mode } };
-      });
-      if (!changed) throw notFound(id);
+      const result = await ctx.actions.setBusyMode(
+        id,
+        mode,
+        audited(ctx, request, 'conversation.busy_mode', id, (r) => ({ code: r.kind === 'set' ? null : 'CONVERSATION_NOT_FOUND', detail: { mode } })),
+      );
+      if (result.kind === 'not_found') throw notFound(id);
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
@@ -214,39 +212,39 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
     },
     async (request) => {
       const id = request.params.id;
-      const result = await inTransaction(ctx, request, 'conversation.delete', id, async (tx) => {
-        const r = await deleteConversation(tx, id, request.query.confirm);
-        const code = r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : r.kind === 'confirmation_mismatch' ? 'CONFIRMATION_MISMATCH' : null;
-        return { value: r, code, detail: r.kind === 'deleted' ? { key: r.key, finalizedSessionId: r.finalizedSessionId } : {} };
-      });
+      const result = await ctx.actions.remove(
+        id,
+        request.query.confirm,
+        audited(ctx, request, 'conversation.delete', id, (r) => ({
+          code: r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : r.kind === 'confirmation_mismatch' ? 'CONFIRMATION_MISMATCH' : null,
+          detail: r.kind === 'deleted' ? { key: r.key, finalizedSessionId: r.finalizedSessionId } : {},
+        })),
+      );
       if (result.kind === 'not_found') throw notFound(id);
       if (result.kind === 'confirmation_mismatch') {
         throw new AdminError('CONFIRMATION_MISMATCH', "confirm must be the conversation's key", { field: 'confirm' });
       }
-      // A turn still running has nothing left to commit to; stop it rather than let it fail at commit.
-      publishSignal(ctx.redis, ctx.config.REDIS_PREFIX, { kind: 'stop', conversationId: id, inboundEventId: 0, storedAt: Date.now() }).catch((err: unknown) =>
-        ctx.log.warn({ err, conversationId: id }, 'stop signal for a deleted conversation not published'),
-      );
-      if (result.finalizedSessionId !== null) emitLifecycleEvent(ctx, { type: 'session.finalized', conversationId: id, sessionId: result.finalizedSessionId, reason: 'deleted' });
       return { ok: true as const, deleted: { id, key: result.key } };
     },
   );
 }
 
-interface Step<T> {
-  value: T;
+interface Audit {
   /** null when the action happened; else the code the request is refused with. */
   code: AdminErrorCode | null;
   detail: Record<string, unknown>;
 }
 
-/** Runs an action and writes its audit row in the same transaction. */
-async function inTransaction<T>(ctx: AdminContext, request: FastifyRequest, action: string, id: number, run: (tx: DbExecutor) => Promise<Step<T>>): Promise<T> {
-  return ctx.db.transaction(async (tx) => {
-    const step = await run(tx);
-    await auditAction(ctx, tx, request, { action, target: target(id), result: step.code ?? 'ok', detail: step.detail });
-    return step.value;
-  });
+/** The operator's door to an action: its audit row is written in the action's own transaction, with the turn it superseded, if any. */
+function audited<T>(ctx: AdminContext, request: FastifyRequest, action: string, id: number, describe: (outcome: T) => Audit): Door<T> {
+  return {
+    kind: 'operator',
+    record: async (tx, outcome, supersededTurnIds) => {
+      const { code, detail } = describe(outcome);
+      const withTurns = supersededTurnIds.length > 0 ? { ...detail, supersededTurnIds } : detail;
+      await auditAction(ctx, tx, request, { action, target: target(id), result: code ?? 'ok', detail: withTurns });
+    },
+  };
 }
 
 /** Records a refused action, then refuses it. */

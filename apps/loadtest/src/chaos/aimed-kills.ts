@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import type { ManagedProcess } from '@switchboard/harness';
+import { conversationLeaseKey } from '@switchboard/queue';
 import { readJson } from '../http-json.ts';
 import { parseTurnTag } from '../transcripts.ts';
 import type { ChaosTarget } from './fault-injectors.ts';
@@ -43,12 +45,19 @@ export async function killWorkerDuringDelivery({ system, sql }: ChaosTarget, fau
   return killAimed(system, workerId, fault, `a ${platform} reply in flight`);
 }
 
-/** The summariser is held; the worker whose turn asked for the summary is killed mid-compression. */
-export async function killWorkerDuringCompression({ system, sql }: ChaosTarget, fault: ScheduledFault): Promise<string> {
+/**
+ * The summariser is held; the worker compressing the conversation is killed
+ * mid-compression. Compression runs before the turn begins, so the worker is
+ * found through the conversation's lease, whose owner token starts with the
+ * holder's worker id (docs/restarts.md).
+ */
+export async function killWorkerDuringCompression({ system, sql, redis }: ChaosTarget, fault: ScheduledFault): Promise<string> {
   const url = `${system.simUrl}/control/model/script`;
   const { remainingTimes: _remaining, ...script } = await readJson<{ remainingTimes?: unknown; rules?: unknown[] }>(url);
   const held = { match: summaryMarker, reply: 'Summary: the earlier small talk.', delayMs: holdMs, times: 1_000 };
   await readJson(url, { method: 'POST', body: { ...script, rules: [held, ...(script.rules ?? [])] } });
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  client.on('error', () => undefined);
   let workerId: string | undefined;
   try {
     workerId = await pollFor(async () => {
@@ -56,15 +65,17 @@ export async function killWorkerDuringCompression({ system, sql }: ChaosTarget, 
       const tags = pending.flatMap((request) => tagsInSummaryRequest(request.body.messages ?? []));
       if (tags.length === 0) return undefined;
       // The transcript names its conversation by the tag every human line starts with.
-      const [row] = await sql<{ worker_id: string }[]>`
-        select t.worker_id from turns t
-        join sessions s on s.conversation_id = t.conversation_id
-        join messages m on m.session_id = s.id
-        where t.status = 'running' and t.worker_id is not null and m.role = 'user' and m.content like any(${sql.array(tags.map((tag) => `[c${tag}.%`))})
-        limit 1`;
-      return row?.worker_id;
+      const conversations = await sql<{ conversation_id: string }[]>`
+        select distinct s.conversation_id from sessions s join messages m on m.session_id = s.id
+        where m.role = 'user' and m.content like any(${sql.array(tags.map((tag) => `[c${tag}.%`))})`;
+      for (const { conversation_id } of conversations) {
+        const owner = await client.get(conversationLeaseKey(system.redisPrefix, Number(conversation_id)));
+        if (owner) return owner.split('/')[0];
+      }
+      return undefined;
     });
   } finally {
+    client.disconnect();
     await readJson(url, { method: 'POST', body: script });
   }
   return killAimed(system, workerId, fault, 'a compression in flight');

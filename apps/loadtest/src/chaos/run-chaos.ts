@@ -88,7 +88,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: system up (logs in .data/chaos-logs), load starts`);
     const played = await playLoadWithFaults(options, profile.durationS, schedule, target, join(outDir, 'load'));
     log('chaos: load done, waiting for the system to go idle');
-    const quietAfterMs = await waitForQuiet(sql, redis.url, system.redisPrefix, 60_000);
+    // Up to 150 s: a killed worker's BullMQ job stays active until its lock (60 s) runs out and a stalled check (every 30 s) takes it back.
+    const quietAfterMs = await waitForQuiet(sql, redis.url, system.redisPrefix, 150_000);
     // Listed again once idle: a reply that came after the load test stopped waiting still counts.
     const replies = await listAllReplies(system, played.runs);
     const store = await checkStore(sql, redis.url, system.redisPrefix, played.runs);

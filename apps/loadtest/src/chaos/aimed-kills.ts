@@ -3,7 +3,6 @@ import { Redis } from 'ioredis';
 import type { ManagedProcess } from '@switchboard/harness';
 import { conversationLeaseKey } from '@switchboard/queue';
 import { readJson } from '../http-json.ts';
-import { parseTurnTag } from '../transcripts.ts';
 import type { ChaosTarget } from './fault-injectors.ts';
 import type { ScheduledFault } from './fault-schedule.ts';
 
@@ -82,11 +81,12 @@ export async function killWorkerDuringCompression({ system, sql, redis }: ChaosT
 }
 
 /** Conversation indexes named by the tagged lines of a summariser request's transcript. */
-function tagsInSummaryRequest(messages: { content?: unknown }[]): number[] {
+export function tagsInSummaryRequest(messages: { content?: unknown }[]): number[] {
   const last = messages.at(-1)?.content;
   if (typeof last !== 'string' || !last.startsWith(summaryMarker)) return [];
-  const tag = parseTurnTag(last);
-  return tag ? [tag.conversationIndex] : [];
+  // The transcript quotes the tagged lines inside it, so the tag is searched for, not read from the start.
+  const tag = /\[c(\d+)\.\d+\]/.exec(last);
+  return tag ? [Number(tag[1])] : [];
 }
 
 async function pollFor<T>(read: () => Promise<T | undefined>): Promise<T | undefined> {

@@ -15,7 +15,8 @@ export interface ChaosReport {
   finishedAt: string;
   /** Epoch ms the load began: fault times and the timeline count from here. */
   loadStartedAt: number;
-  faults: (InjectedFault & { offsetMs: number })[];
+  /** Each fault with its offset and the conversation slowest to recover after it. */
+  faults: (InjectedFault & { offsetMs: number; slowestRecovery?: { chat: string; ms: number } | undefined })[];
   faultsByKind: Record<string, number>;
   messages: { sent: number; acknowledged: number; notAcknowledged: number };
   /** Unauthenticated and invalid payloads from the fuzz generators, sent to gateway-0 during the run. */

@@ -83,20 +83,9 @@ export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat,
     const entry = samples.get(injected.fault.kind) ?? { faults: 0, times: [], unrecovered: 0 };
     samples.set(injected.fault.kind, entry);
     entry.faults += 1;
-    const end = injected.endedAt;
-    for (const run of runs) {
-      const chatReplies = replies.get(run.chat.platform)?.get(run.chat.chatId) ?? [];
-      const answeredAt = firstReplyAtByTurn(chatReplies, run.script.index);
-      const pending = run.records.filter((r) => r?.delivered && r.sentAt < end && !((answeredAt.get(r.turn) ?? Infinity) <= end));
-      if (pending.length === 0) continue;
-      // A line never answered is counted as lost; here it is unrecovered only when sent while this fault was on (an older loss is an earlier fault's).
-      if (pending.every((r) => !answeredAt.has(r.turn))) {
-        if (pending.some((r) => r.sentAt >= injected.startedAt)) entry.unrecovered += 1;
-        continue;
-      }
-      const next = chatReplies.find((r) => r.at >= end);
-      if (next) entry.times.push(next.at - end);
-    }
+    const after = recoveriesAfter(injected, runs, replies);
+    entry.unrecovered += after.unrecovered;
+    entry.times.push(...after.times.map((t) => t.ms));
   }
   const figures: Record<string, RecoveryFigures> = {};
   for (const [kind, entry] of samples) {
@@ -110,6 +99,31 @@ export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat,
     };
   }
   return figures;
+}
+
+/** The slowest conversation to recover after each fault (chat and ms), in the faults' order: where to look when a figure is high. */
+export function findSlowestRecoveries(runs: ConversationRun[], replies: RepliesByChat, faults: InjectedFault[]): ({ chat: string; ms: number } | undefined)[] {
+  return faults.map((injected) => recoveriesAfter(injected, runs, replies).times.sort((a, b) => b.ms - a.ms)[0]);
+}
+
+function recoveriesAfter(injected: InjectedFault, runs: ConversationRun[], replies: RepliesByChat): { times: { chat: string; ms: number }[]; unrecovered: number } {
+  const end = injected.endedAt;
+  const times: { chat: string; ms: number }[] = [];
+  let unrecovered = 0;
+  for (const run of runs) {
+    const chatReplies = replies.get(run.chat.platform)?.get(run.chat.chatId) ?? [];
+    const answeredAt = firstReplyAtByTurn(chatReplies, run.script.index);
+    const pending = run.records.filter((r) => r?.delivered && r.sentAt < end && !((answeredAt.get(r.turn) ?? Infinity) <= end));
+    if (pending.length === 0) continue;
+    // A line never answered is counted as lost; here it is unrecovered only when sent while this fault was on (an older loss is an earlier fault's).
+    if (pending.every((r) => !answeredAt.has(r.turn))) {
+      if (pending.some((r) => r.sentAt >= injected.startedAt)) unrecovered += 1;
+      continue;
+    }
+    const next = chatReplies.find((r) => r.at >= end);
+    if (next) times.push({ chat: `${run.chat.platform}:${run.chat.chatId}`, ms: next.at - end });
+  }
+  return { times, unrecovered };
 }
 
 function firstReplyAtByTurn(replies: BotReply[], scriptIndex: number): Map<number, number> {

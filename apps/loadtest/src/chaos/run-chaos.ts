@@ -18,7 +18,7 @@ import { judgeChaosRun } from './chaos-checks.ts';
 import { writeChaosReport, type ChaosReport } from './chaos-report.ts';
 import { injectFault, type ChaosTarget, type InjectedFault } from './fault-injectors.ts';
 import { generateFaultSchedule, profiles, type FaultKind, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
-import { countRepliesByPlatform, countRepliesPerSecond, measureRecovery, type RepliesByChat } from './reply-analysis.ts';
+import { countRepliesByPlatform, countRepliesPerSecond, findSlowestRecoveries, measureRecovery, type RepliesByChat } from './reply-analysis.ts';
 import { dumpConversations } from './conversation-dump.ts';
 import { checkStore, waitForQuiet } from './store-checks.ts';
 
@@ -96,6 +96,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
     const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
     const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
+    const slowest = findSlowestRecoveries(played.runs, replies, played.faults);
     const report: ChaosReport = {
       ok: checks.every((c) => c.ok),
       seed: options.seed,
@@ -104,7 +105,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       loadStartedAt: played.loadStartedAt,
-      faults: played.faults.map((f) => ({ ...f, offsetMs: f.startedAt - played.loadStartedAt })),
+      faults: played.faults.map((f, i) => ({ ...f, offsetMs: f.startedAt - played.loadStartedAt, slowestRecovery: slowest[i] })),
       faultsByKind: countByKind(played.faults),
       fuzz: summariseFuzz(played.fuzz),
       messages: { sent: records.length, acknowledged: records.filter((r) => r.delivered).length, notAcknowledged: records.filter((r) => !r.delivered).length },

@@ -44,10 +44,13 @@ export function renderChaosTable(report: ChaosReport): string {
     `messages sent ${report.messages.sent}, acknowledged ${report.messages.acknowledged}, refused while down ${report.messages.notAcknowledged}; compressions ${report.compressions ?? 0}; idle ${seconds(report.quietAfterMs)} after the load`,
     ...(report.fuzz ? [`fuzzed bad input sent ${report.fuzz.sent} (${Object.entries(report.fuzz.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ')}; unanswered while a gateway was down ${report.fuzz.unanswered})`] : []),
     '',
-    pad(['fault', 'injected', 'affected', 'unrecovered', 'max recovery', 'p99 recovery']),
+    pad(['fault', 'injected', 'affected', 'unrecovered', 'max recovery', 'p99 recovery', 'max from start', 'p99 from start']),
     ...Object.entries(report.faultsByKind).map(([kind, n]) => {
       const r = report.recovery[kind];
-      return pad([kind, String(n), String(r?.affected ?? 0), String(r?.unrecovered ?? 0), seconds(r?.maxMs ?? 0), seconds(r?.p99Ms ?? 0)]);
+      return pad([
+        kind, String(n), String(r?.affected ?? 0), String(r?.unrecovered ?? 0),
+        seconds(r?.maxMs ?? 0), seconds(r?.p99Ms ?? 0), seconds(r?.maxSinceStartMs ?? 0), seconds(r?.p99SinceStartMs ?? 0),
+      ]);
     }),
     '',
     pad(['platform', 'owed', 'received', 'lost', 'duplicated', 'reordered', 'model errors']),

@@ -32,6 +32,13 @@ export interface RecoveryFigures {
   unrecovered: number;
   maxMs: number;
   p99Ms: number;
+  /**
+   * The same wait counted from the moment the fault began, over the
+   * conversations waiting then: for a process kill, how long users waited
+   * with another live process at hand (issue 19: within 10 s of a worker kill).
+   */
+  maxSinceStartMs: number;
+  p99SinceStartMs: number;
 }
 
 export function countRepliesByPlatform(runs: ConversationRun[], replies: RepliesByChat, faults: InjectedFault[]): Record<string, PlatformReplies> {
@@ -78,24 +85,28 @@ function answeredWithModelError(sentAt: number, replies: BotReply[], scriptIndex
  * before, its reply not yet come). Max and p99 per kind.
  */
 export function measureRecovery(runs: ConversationRun[], replies: RepliesByChat, faults: InjectedFault[]): Record<string, RecoveryFigures> {
-  const samples = new Map<FaultKind, { faults: number; times: number[]; unrecovered: number }>();
+  const samples = new Map<FaultKind, { faults: number; times: number[]; sinceStart: number[]; unrecovered: number }>();
   for (const injected of faults) {
-    const entry = samples.get(injected.fault.kind) ?? { faults: 0, times: [], unrecovered: 0 };
+    const entry = samples.get(injected.fault.kind) ?? { faults: 0, times: [], sinceStart: [], unrecovered: 0 };
     samples.set(injected.fault.kind, entry);
     entry.faults += 1;
     const after = recoveriesAfter(injected, runs, replies);
     entry.unrecovered += after.unrecovered;
     entry.times.push(...after.times.map((t) => t.ms));
+    entry.sinceStart.push(...recoveriesAfter(injected, runs, replies, injected.startedAt).times.map((t) => t.ms));
   }
   const figures: Record<string, RecoveryFigures> = {};
   for (const [kind, entry] of samples) {
     const sorted = [...entry.times].sort((a, b) => a - b);
+    const sinceStart = [...entry.sinceStart].sort((a, b) => a - b);
     figures[kind] = {
       faults: entry.faults,
       affected: sorted.length + entry.unrecovered,
       unrecovered: entry.unrecovered,
       maxMs: sorted.at(-1) ?? 0,
-      p99Ms: sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] as number),
+      p99Ms: percentile99(sorted),
+      maxSinceStartMs: sinceStart.at(-1) ?? 0,
+      p99SinceStartMs: percentile99(sinceStart),
     };
   }
   return figures;
@@ -106,8 +117,10 @@ export function findSlowestRecoveries(runs: ConversationRun[], replies: RepliesB
   return faults.map((injected) => recoveriesAfter(injected, runs, replies).times.sort((a, b) => b.ms - a.ms)[0]);
 }
 
-function recoveriesAfter(injected: InjectedFault, runs: ConversationRun[], replies: RepliesByChat): { times: { chat: string; ms: number }[]; unrecovered: number } {
-  const end = injected.endedAt;
+const percentile99 = (sorted: number[]): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] as number));
+
+/** Conversations waiting for a reply at `end` (the fault's end unless given) and how long until their next reply. */
+function recoveriesAfter(injected: InjectedFault, runs: ConversationRun[], replies: RepliesByChat, end = injected.endedAt): { times: { chat: string; ms: number }[]; unrecovered: number } {
   const times: { chat: string; ms: number }[] = [];
   let unrecovered = 0;
   for (const run of runs) {

@@ -32,7 +32,9 @@ import { acceptedInput, checkAll, expectedEchoReplies } from '../support/turn-in
  * mode, on two worker processes. Each case checks what the user saw, what
  * the model was asked, and what Postgres stored. Mid-turn input is sent only
  * after the sim has seen the model request start (or the tool call stream
- * finish), never after a sleep.
+ * finish), never after a sleep. The single-arrival cases are one table
+ * (`cases`: mode, busy point, what arrives, what the user must see, then the
+ * case's own checks) played by one runner (`runCase`); the bursts share `burst`.
  */
 
 // ~6.8k characters at 16 per chunk and 15 ms per chunk: ~6 s, so it only ever ends by being aborted.
@@ -97,6 +99,53 @@ const script = {
   ],
 };
 
+type BusyMode = keyof typeof busyReplies;
+
+/** When the messages after the first arrive. */
+type BusyPoint =
+  /** The first message's model request is streaming. */
+  | 'streaming'
+  /** The model has streamed its tool calls: a tool runs. */
+  | 'tool'
+  /** The first turn has committed; its reply's delivery is held for 3 s. */
+  | 'delivering'
+  /** At once: no turn has started yet. */
+  | 'idle';
+
+interface Arrival {
+  /** Sent in order while busy (or after the previous arrival was answered); each is accepted. */
+  send: string[];
+  /** Everything the user has been sent once this arrival is answered (after the /busy reply). */
+  sees: string[];
+  /** The last of `sees` arrives within this long of this arrival's first message. */
+  withinMs?: number;
+}
+
+interface CaseRun {
+  /** The case's messages, `words` in the chat's prefix; the first starts the turn. */
+  m: string[];
+  /** The first message's model request, when the case waits for it (streaming, tool). */
+  firstRequest: ModelRequest | undefined;
+  /** When the first arrival's first message was sent. */
+  sentAt: number;
+  snapshot: ChatSnapshot;
+  requests: ModelRequest[];
+  seen: string[];
+}
+
+interface BusyCase {
+  group: string;
+  name: string;
+  chat: number;
+  /** Set with /busy before the first message; absent: the default, interrupt. */
+  mode?: BusyMode;
+  words: string[];
+  busy: BusyPoint;
+  arrivals: (m: string[]) => Arrival[];
+  /** What the model was asked and what Postgres stored, once the conversation is idle. */
+  check: (run: CaseRun) => void | Promise<void>;
+}
+
 describe('busy input modes across two worker processes', () => {
   let system: TestSystem;
 
@@ -141,360 +190,342 @@ describe('busy input modes across two worker processes', () => {
   };
   const roles = (request: ModelRequest | undefined) => request?.body.messages.map((m) => m.role);
 
-  describe('interrupt (the default)', () => {
-    it('aborts the model stream at once, drops the half text, and answers the new message', async () => {
-      const chat = chats.interruptStream;
-      const m1 = text(chat, 'tell me a long story');
-      const m2 = text(chat, 'actually, just say hi');
-      await send(chat, m1);
-      const first = await waitForRequestFor(system, m1);
-      const sentAt = Date.now();
-      await send(chat, m2);
+  /** The one runner: /busy, the first message, the busy point, each arrival and what the user saw by its end, then the case's checks. */
+  async function runCase(c: BusyCase): Promise<void> {
+    const m = c.words.map((words) => text(c.chat, words));
+    const busyReply = c.mode ? [busyReplies[c.mode]] : [];
+    if (c.mode) {
+      await send(c.chat, `/busy ${c.mode}`);
+      expect(await replies(c.chat, 1)).toEqual(busyReply);
+    }
+    // Holding the first reply's delivery keeps the conversation busy without a turn to interrupt.
+    if (c.busy === 'delivering') await armTelegramFault(system, { method: 'sendMessage', kind: 'delay', delayMs: 3000, times: 1 });
+    await send(c.chat, m[0]!);
+    let firstRequest: ModelRequest | undefined;
+    if (c.busy === 'streaming') firstRequest = await waitForRequestFor(system, m[0]!);
+    // The tool calls have been streamed: the tool runs.
+    if (c.busy === 'tool') firstRequest = await waitForRequestFor(system, m[0]!, 'finished');
+    if (c.busy === 'delivering') await waitForCondition('the first turn to commit', async () => (await loadChat(system, c.chat)).turns.some((t) => t.status === 'completed'));
+    let sentAt = 0;
+    for (const arrival of c.arrivals(m)) {
+      const arrivedAt = Date.now();
+      sentAt ||= arrivedAt;
+      for (const message of arrival.send) await send(c.chat, message);
+      expect(await replies(c.chat, busyReply.length + arrival.sees.length)).toEqual([...busyReply, ...arrival.sees]);
+      if (arrival.withinMs !== undefined) expect(Date.now() - arrivedAt).toBeLessThan(arrival.withinMs);
+    }
+    await c.check({ ...(await settle(c.chat)), m, firstRequest, sentAt });
+  }
 
-      const aborted = await waitForModelRequest(system, (r) => r.id === first.id, { state: 'aborted', what: 'for the long story' });
-      expect(aborted.finishedAt).toBeUndefined();
-      expect((aborted.abortedAt as number) - sentAt).toBeLessThan(3000);
-      expect(await replies(chat, 1)).toEqual([`echo: ${m2}`]);
+  // What arrives while a turn is busy, under each mode, and what the user must see; `check` reads the model's requests and Postgres.
+  const cases: BusyCase[] = [
+    {
+      group: 'interrupt (the default)',
+      name: 'aborts the model stream at once, drops the half text, and answers the new message',
+      chat: chats.interruptStream,
+      words: ['tell me a long story', 'actually, just say hi'],
+      busy: 'streaming',
+      arrivals: ([, m2]) => [{ send: [m2!], sees: [`echo: ${m2}`] }],
+      check: async ({ m: [m1, m2], firstRequest, sentAt, snapshot, requests, seen }) => {
+        const aborted = await waitForModelRequest(system, (r) => r.id === firstRequest!.id, { state: 'aborted', what: 'for the long story' });
+        expect(aborted.finishedAt).toBeUndefined();
+        expect((aborted.abortedAt as number) - sentAt).toBeLessThan(3000);
+        expect(seen).toEqual([`echo: ${m2}`]);
+        expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
+        expect(requests[1]?.finishedAt).toBeDefined();
+        expect(requests.flatMap(recoveryNoteIndexes)).toEqual([]);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+        expect(snapshot.messages.some((m) => m.content.includes('once upon'))).toBe(false);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['interrupted', 'completed']);
+      },
+    },
+    {
+      group: 'interrupt (the default)',
+      name: 'cancels a running tool, keeps completed calls and cancelled results, and sends the recovery note exactly once',
+      chat: chats.interruptTool,
+      words: ['check the time, then wait', 'never mind, what is new?', 'and one more thing'],
+      busy: 'tool',
+      arrivals: ([, m2, m3]) => [
+        { send: [m2!], sees: [`echo: ${m2}`], withinMs: 5000 },
+        { send: [m3!], sees: [`echo: ${m2}`, `echo: ${m3}`] },
+      ],
+      check: ({ m: [m1, m2, m3], snapshot, requests, seen }) => {
+        expect(seen).toEqual([`echo: ${m2}`, `echo: ${m3}`]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['interrupted', 'completed', 'completed']);
+        expect(snapshot.turns[0]!.ended_at!.getTime() - eventOf(snapshot, m2!).received_at.getTime()).toBeLessThan(3000);
 
-      const { snapshot, requests, seen } = await settle(chat);
-      expect(seen).toEqual([`echo: ${m2}`]);
-      expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
-      expect(requests[1]?.finishedAt).toBeDefined();
-      expect(requests.flatMap(recoveryNoteIndexes)).toEqual([]);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-      expect(snapshot.messages.some((m) => m.content.includes('once upon'))).toBe(false);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['interrupted', 'completed']);
+        const [user1, assistant, timeResult, waitResult, calcResult, ...rest] = snapshot.messages;
+        expect([user1?.role, user1?.content]).toEqual(['user', m1]);
+        expect(assistant?.role).toBe('assistant');
+        expect(assistant?.tool_calls?.map((c) => c.name)).toEqual(['current_time', 'wait', 'calculator']);
+        expect([timeResult, waitResult, calcResult].map((m) => [m?.role, m?.tool_name, m?.tool_call_id])).toEqual(
+          assistant!.tool_calls!.map((c) => ['tool', c.name, c.id]),
+        );
+        // current_time finished; wait was running and got aborted; calculator never started.
+        expect(Number.isNaN(Date.parse(timeResult!.content))).toBe(false);
+        expect(waitResult?.content.startsWith(cancelledResultPrefix)).toBe(true);
+        expect(calcResult?.content.startsWith(cancelledResultPrefix)).toBe(true);
+        expect(rest.map((m) => [m.role, m.content])).toEqual([
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+          ['user', m3],
+          ['assistant', `echo: ${m3}`],
+        ]);
+
+        // The model: the tool request, then m2's turn with the note between the tool tail and m2, then m3's turn without it.
+        expect(requests.map(lastUserText)).toEqual([m1, m2, m3]);
+        const [, second, third] = requests;
+        expect(roles(second)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'system', 'user']);
+        expect(recoveryNoteIndexes(second!)).toEqual([6]);
+        expect(second!.body.messages[6]?.content?.startsWith(recoveryNotePrefix)).toBe(true);
+        expect(requests.flatMap((r) => recoveryNoteIndexes(r).map(() => r.id))).toEqual([second!.id]);
+        expect(roles(third)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'user', 'assistant', 'user']);
+        // Acknowledged under the tail's key once it reached the model.
+        expect(snapshot.recoveryAckKey).toBe(findToolTail(snapshot.messages.slice(0, 5).map(toTailMessage))?.key);
+      },
+    },
+    {
+      group: 'interrupt (the default)',
+      name: 'takes every message already pending when a turn starts into that turn',
+      chat: chats.interruptPendingTogether,
+      words: ['first', 'second', 'third'],
+      busy: 'delivering',
+      arrivals: ([m1, m2, m3]) => [{ send: [m2!, m3!], sees: [`echo: ${m1}`, `echo: ${m3}`] }],
+      check: ({ m: [m1, m2, m3], snapshot, requests, seen }) => {
+        expect(seen).toEqual([`echo: ${m1}`, `echo: ${m3}`]);
+        expect(requests).toHaveLength(2);
+        expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user', 'user']);
+        expect(userTexts(requests[1]!)).toEqual([m1, m2, m3]);
+        expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', `echo: ${m1}`],
+          ['user', m2],
+          ['user', m3],
+          ['assistant', `echo: ${m3}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+        expect(eventOf(snapshot, m2!).turn_id).toBe(snapshot.turns[1]!.id);
+        expect(eventOf(snapshot, m3!).turn_id).toBe(snapshot.turns[1]!.id);
+      },
+    },
+    {
+      group: '/stop',
+      name: 'cancels a streaming turn ("Stopped."), and says so when nothing runs',
+      chat: chats.stopStream,
+      words: ['tell me a long story', 'hello again'],
+      busy: 'streaming',
+      arrivals: ([, m2]) => [
+        { send: ['/stop'], sees: ['Stopped.'] },
+        { send: ['/stop'], sees: ['Stopped.', 'Nothing was running.'] },
+        { send: [m2!], sees: ['Stopped.', 'Nothing was running.', `echo: ${m2}`] },
+      ],
+      check: async ({ m: [m1, m2], firstRequest, snapshot, requests, seen }) => {
+        const aborted = await waitForModelRequest(system, (r) => r.id === firstRequest!.id, { state: 'aborted', what: 'for the stopped story' });
+        expect(aborted.finishedAt).toBeUndefined();
+        expect(seen).toHaveLength(3);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+        // No tool tail, so no note.
+        expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
+        expect(requests.flatMap(recoveryNoteIndexes)).toEqual([]);
+      },
+    },
+    {
+      group: '/stop',
+      name: 'cancels a running tool in queue mode; the next turn carries the recovery note',
+      chat: chats.stopToolQueue,
+      mode: 'queue',
+      words: ['wait a long time', 'are you there?'],
+      busy: 'tool',
+      arrivals: ([, m2]) => [
+        { send: ['/stop'], sees: ['Stopped.'], withinMs: 5000 },
+        { send: [m2!], sees: ['Stopped.', `echo: ${m2}`] },
+      ],
+      check: ({ m: [m1, m2], snapshot, requests }) => {
+        expect(snapshot.busyMode).toBe('queue');
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
+        expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+        expect(snapshot.messages[2]?.content.startsWith(cancelledResultPrefix)).toBe(true);
+        expect(requests.map(lastUserText)).toEqual([m1, m2]);
+        expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'tool', 'system', 'user']);
+        expect(recoveryNoteIndexes(requests[1]!)).toEqual([4]);
+      },
+    },
+    {
+      group: 'queue',
+      name: 'lets a message sent during streaming wait for its own turn',
+      chat: chats.queueStream,
+      mode: 'queue',
+      words: ['tell me a short story', 'and then?'],
+      busy: 'streaming',
+      arrivals: ([, m2]) => [{ send: [m2!], sees: [shortStoryText.trim(), `echo: ${m2}`] }],
+      check: ({ m: [m1, m2], snapshot, requests }) => {
+        expect(requests.map((r) => [userTexts(r), r.abortedAt === undefined && r.finishedAt !== undefined])).toEqual([
+          [[m1], true],
+          [[m1, m2], true],
+        ]);
+        expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user']);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', shortStoryText],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+        // m2 really arrived while the first turn ran.
+        expect(eventOf(snapshot, m2!).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
+      },
+    },
+    {
+      group: 'queue',
+      name: 'lets a message sent during a running tool wait; the tool turn finishes first',
+      chat: chats.queueTool,
+      mode: 'queue',
+      words: ['wait a moment', 'thanks'],
+      busy: 'tool',
+      arrivals: ([m1, m2]) => [{ send: [m2!], sees: [`echo: ${m1}`, `echo: ${m2}`] }],
+      check: ({ m: [m1, m2], snapshot, requests }) => {
+        // The tool turn's follow-up request does not see m2; m2's own turn does.
+        expect(requests.map(userTexts)).toEqual([[m1], [m1], [m1, m2]]);
+        expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', ''],
+          ['tool', `waited ${shortWaitSeconds} seconds`],
+          ['assistant', `echo: ${m1}`],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+        expect(eventOf(snapshot, m2!).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
+      },
+    },
+    {
+      group: 'collect',
+      name: 'merges two messages sent during streaming into one follow-up turn',
+      chat: chats.collectStream,
+      mode: 'collect',
+      words: ['tell me a short story', 'also,', 'make it funny'],
+      busy: 'streaming',
+      arrivals: ([, m2, m3]) => [{ send: [m2!, m3!], sees: [shortStoryText.trim(), `echo: ${m3}`] }],
+      check: ({ m: [m1, m2, m3], snapshot, requests }) => {
+        expect(requests).toHaveLength(2);
+        expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
+        expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user', 'user']);
+        expect(userTexts(requests[1]!)).toEqual([m1, m2, m3]);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', shortStoryText],
+          ['user', m2],
+          ['user', m3],
+          ['assistant', `echo: ${m3}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+        const merged = snapshot.turns[1]!;
+        expect([eventOf(snapshot, m2!).turn_id, eventOf(snapshot, m3!).turn_id]).toEqual([merged.id, merged.id]);
+        expect(eventOf(snapshot, m3!).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
+        expect(merged.started_at.getTime() - eventOf(snapshot, m3!).received_at.getTime()).toBeGreaterThanOrEqual(collectDebounceMs - 10);
+      },
+    },
+    {
+      group: 'collect',
+      name: 'merges two messages sent during a running tool; the tool turn does not see them',
+      chat: chats.collectTool,
+      mode: 'collect',
+      words: ['wait a moment', 'one', 'two'],
+      busy: 'tool',
+      arrivals: ([m1, m2, m3]) => [{ send: [m2!, m3!], sees: [`echo: ${m1}`, `echo: ${m3}`] }],
+      check: ({ m: [m1, m2, m3], snapshot, requests }) => {
+        expect(requests.map(userTexts)).toEqual([[m1], [m1], [m1, m2, m3]]);
+        expect(roles(requests[2])).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', ''],
+          ['tool', `waited ${shortWaitSeconds} seconds`],
+          ['assistant', `echo: ${m1}`],
+          ['user', m2],
+          ['user', m3],
+          ['assistant', `echo: ${m3}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+      },
+    },
+    {
+      group: 'collect',
+      name: 'waits for the debounce before answering a burst sent while idle, then answers it once',
+      chat: chats.collectIdleBurst,
+      mode: 'collect',
+      words: ['quick one', 'quick two'],
+      busy: 'idle',
+      arrivals: ([, m2]) => [{ send: [m2!], sees: [`echo: ${m2}`] }],
+      check: ({ m: [m1, m2], snapshot, requests }) => {
+        expect(requests.map(userTexts)).toEqual([[m1, m2]]);
+        expect(snapshot.turns).toHaveLength(1);
+        expect(snapshot.turns[0]!.started_at.getTime() - eventOf(snapshot, m2!).received_at.getTime()).toBeGreaterThanOrEqual(collectDebounceMs - 10);
+      },
+    },
+    {
+      group: 'steer',
+      name: 'adds a message sent during a running tool to the same turn, after the tool result',
+      chat: chats.steerTool,
+      mode: 'steer',
+      words: ['wait a moment', 'and tell me when you are done'],
+      busy: 'tool',
+      arrivals: ([, m2]) => [{ send: [m2!], sees: [`echo: ${m2}`] }],
+      check: ({ m: [m1, m2], snapshot, requests, seen }) => {
+        expect(seen).toHaveLength(2);
+        expect(requests).toHaveLength(2);
+        expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+        expect(userTexts(requests[1]!)).toEqual([m1, m2]);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', ''],
+          ['tool', `waited ${shortWaitSeconds} seconds`],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed']);
+        const turnId = snapshot.turns[0]!.id;
+        expect([eventOf(snapshot, m1!).turn_id, eventOf(snapshot, m2!).turn_id]).toEqual([turnId, turnId]);
+        expect(snapshot.messages[3]?.inbound_event_id).toBe(eventOf(snapshot, m2!).id);
+      },
+    },
+    {
+      group: 'steer',
+      name: 'makes a message sent during the last model call the next turn',
+      chat: chats.steerStream,
+      mode: 'steer',
+      words: ['tell me a short story', 'nice'],
+      busy: 'streaming',
+      arrivals: ([, m2]) => [{ send: [m2!], sees: [shortStoryText.trim(), `echo: ${m2}`] }],
+      check: ({ m: [m1, m2], snapshot, requests }) => {
+        expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
+        expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
+        expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
+        expect(transcript(snapshot)).toEqual([
+          ['user', m1],
+          ['assistant', shortStoryText],
+          ['user', m2],
+          ['assistant', `echo: ${m2}`],
+        ]);
+      },
+    },
+  ];
+
+  for (const group of new Set(cases.map((c) => c.group))) {
+    describe(group, () => {
+      for (const c of cases.filter((candidate) => candidate.group === group)) it(c.name, () => runCase(c));
     });
-
-    it('cancels a running tool, keeps completed calls and cancelled results, and sends the recovery note exactly once', async () => {
-      const chat = chats.interruptTool;
-      const m1 = text(chat, 'check the time, then wait');
-      const m2 = text(chat, 'never mind, what is new?');
-      const m3 = text(chat, 'and one more thing');
-      await send(chat, m1);
-      // The tool calls have been streamed: current_time is done and wait(20) runs.
-      await waitForRequestFor(system, m1, 'finished');
-      const sentAt = Date.now();
-      await send(chat, m2);
-      expect(await replies(chat, 1)).toEqual([`echo: ${m2}`]);
-      expect(Date.now() - sentAt).toBeLessThan(5000);
-      await send(chat, m3);
-      expect(await replies(chat, 2)).toEqual([`echo: ${m2}`, `echo: ${m3}`]);
-
-      const { snapshot, requests, seen } = await settle(chat);
-      expect(seen).toEqual([`echo: ${m2}`, `echo: ${m3}`]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['interrupted', 'completed', 'completed']);
-      expect(snapshot.turns[0]!.ended_at!.getTime() - eventOf(snapshot, m2).received_at.getTime()).toBeLessThan(3000);
-
-      const [user1, assistant, timeResult, waitResult, calcResult, ...rest] = snapshot.messages;
-      expect([user1?.role, user1?.content]).toEqual(['user', m1]);
-      expect(assistant?.role).toBe('assistant');
-      expect(assistant?.tool_calls?.map((c) => c.name)).toEqual(['current_time', 'wait', 'calculator']);
-      expect([timeResult, waitResult, calcResult].map((m) => [m?.role, m?.tool_name, m?.tool_call_id])).toEqual(
-        assistant!.tool_calls!.map((c) => ['tool', c.name, c.id]),
-      );
-      // current_time finished; wait was running and got aborted; calculator never started.
-      expect(Number.isNaN(Date.parse(timeResult!.content))).toBe(false);
-      expect(waitResult?.content.startsWith(cancelledResultPrefix)).toBe(true);
-      expect(calcResult?.content.startsWith(cancelledResultPrefix)).toBe(true);
-      expect(rest.map((m) => [m.role, m.content])).toEqual([
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-        ['user', m3],
-        ['assistant', `echo: ${m3}`],
-      ]);
-
-      // The model: the tool request, then m2's turn with the note between the tool tail and m2, then m3's turn without it.
-      expect(requests.map(lastUserText)).toEqual([m1, m2, m3]);
-      const [, second, third] = requests;
-      expect(roles(second)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'system', 'user']);
-      expect(recoveryNoteIndexes(second!)).toEqual([6]);
-      expect(second!.body.messages[6]?.content?.startsWith(recoveryNotePrefix)).toBe(true);
-      expect(requests.flatMap((r) => recoveryNoteIndexes(r).map(() => r.id))).toEqual([second!.id]);
-      expect(roles(third)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'user', 'assistant', 'user']);
-      // Acknowledged under the tail's key once it reached the model.
-      expect(snapshot.recoveryAckKey).toBe(findToolTail(snapshot.messages.slice(0, 5).map(toTailMessage))?.key);
-    });
-
-    it('takes every message already pending when a turn starts into that turn', async () => {
-      const chat = chats.interruptPendingTogether;
-      const m1 = text(chat, 'first');
-      const m2 = text(chat, 'second');
-      const m3 = text(chat, 'third');
-      // Holding the first reply's delivery keeps the conversation busy without a turn to interrupt.
-      await armTelegramFault(system, { method: 'sendMessage', kind: 'delay', delayMs: 3000, times: 1 });
-      await send(chat, m1);
-      await waitForCondition('the first turn to commit', async () => (await loadChat(system, chat)).turns.some((t) => t.status === 'completed'));
-      await send(chat, m2);
-      await send(chat, m3);
-      expect(await replies(chat, 2)).toEqual([`echo: ${m1}`, `echo: ${m3}`]);
-
-      const { snapshot, requests, seen } = await settle(chat);
-      expect(seen).toEqual([`echo: ${m1}`, `echo: ${m3}`]);
-      expect(requests).toHaveLength(2);
-      expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user', 'user']);
-      expect(userTexts(requests[1]!)).toEqual([m1, m2, m3]);
-      expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', `echo: ${m1}`],
-        ['user', m2],
-        ['user', m3],
-        ['assistant', `echo: ${m3}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-      expect(eventOf(snapshot, m2).turn_id).toBe(snapshot.turns[1]!.id);
-      expect(eventOf(snapshot, m3).turn_id).toBe(snapshot.turns[1]!.id);
-    });
-  });
-
-  describe('/stop', () => {
-    it('cancels a streaming turn ("Stopped."), and says so when nothing runs', async () => {
-      const chat = chats.stopStream;
-      const m1 = text(chat, 'tell me a long story');
-      const m2 = text(chat, 'hello again');
-      await send(chat, m1);
-      const first = await waitForRequestFor(system, m1);
-      await send(chat, '/stop');
-      expect(await replies(chat, 1)).toEqual(['Stopped.']);
-      const aborted = await waitForModelRequest(system, (r) => r.id === first.id, { state: 'aborted', what: 'for the stopped story' });
-      expect(aborted.finishedAt).toBeUndefined();
-      await send(chat, '/stop');
-      expect(await replies(chat, 2)).toEqual(['Stopped.', 'Nothing was running.']);
-      await send(chat, m2);
-      expect(await replies(chat, 3)).toEqual(['Stopped.', 'Nothing was running.', `echo: ${m2}`]);
-
-      const { snapshot, requests, seen } = await settle(chat);
-      expect(seen).toHaveLength(3);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-      // No tool tail, so no note.
-      expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
-      expect(requests.flatMap(recoveryNoteIndexes)).toEqual([]);
-    });
-
-    it('cancels a running tool in queue mode; the next turn carries the recovery note', async () => {
-      const chat = chats.stopToolQueue;
-      const m1 = text(chat, 'wait a long time');
-      const m2 = text(chat, 'are you there?');
-      await send(chat, '/busy queue');
-      expect(await replies(chat, 1)).toEqual([busyReplies.queue]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1, 'finished');
-      const sentAt = Date.now();
-      await send(chat, '/stop');
-      expect(await replies(chat, 2)).toEqual([busyReplies.queue, 'Stopped.']);
-      expect(Date.now() - sentAt).toBeLessThan(5000);
-      await send(chat, m2);
-      expect(await replies(chat, 3)).toEqual([busyReplies.queue, 'Stopped.', `echo: ${m2}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(snapshot.busyMode).toBe('queue');
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
-      expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
-      expect(snapshot.messages[2]?.content.startsWith(cancelledResultPrefix)).toBe(true);
-      expect(requests.map(lastUserText)).toEqual([m1, m2]);
-      expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'tool', 'system', 'user']);
-      expect(recoveryNoteIndexes(requests[1]!)).toEqual([4]);
-    });
-  });
-
-  describe('queue', () => {
-    it('lets a message sent during streaming wait for its own turn', async () => {
-      const chat = chats.queueStream;
-      const m1 = text(chat, 'tell me a short story');
-      const m2 = text(chat, 'and then?');
-      await send(chat, '/busy queue');
-      expect(await replies(chat, 1)).toEqual([busyReplies.queue]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1);
-      await send(chat, m2);
-      expect(await replies(chat, 3)).toEqual([busyReplies.queue, shortStoryText.trim(), `echo: ${m2}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(requests.map((r) => [userTexts(r), r.abortedAt === undefined && r.finishedAt !== undefined])).toEqual([
-        [[m1], true],
-        [[m1, m2], true],
-      ]);
-      expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user']);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', shortStoryText],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-      // m2 really arrived while the first turn ran.
-      expect(eventOf(snapshot, m2).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
-    });
-
-    it('lets a message sent during a running tool wait; the tool turn finishes first', async () => {
-      const chat = chats.queueTool;
-      const m1 = text(chat, 'wait a moment');
-      const m2 = text(chat, 'thanks');
-      await send(chat, '/busy queue');
-      expect(await replies(chat, 1)).toEqual([busyReplies.queue]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1, 'finished');
-      await send(chat, m2);
-      expect(await replies(chat, 3)).toEqual([busyReplies.queue, `echo: ${m1}`, `echo: ${m2}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      // The tool turn's follow-up request does not see m2; m2's own turn does.
-      expect(requests.map(userTexts)).toEqual([[m1], [m1], [m1, m2]]);
-      expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', ''],
-        ['tool', `waited ${shortWaitSeconds} seconds`],
-        ['assistant', `echo: ${m1}`],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-      expect(eventOf(snapshot, m2).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
-    });
-  });
-
-  describe('collect', () => {
-    it('merges two messages sent during streaming into one follow-up turn', async () => {
-      const chat = chats.collectStream;
-      const m1 = text(chat, 'tell me a short story');
-      const m2 = text(chat, 'also,');
-      const m3 = text(chat, 'make it funny');
-      await send(chat, '/busy collect');
-      expect(await replies(chat, 1)).toEqual([busyReplies.collect]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1);
-      await send(chat, m2);
-      await send(chat, m3);
-      expect(await replies(chat, 3)).toEqual([busyReplies.collect, shortStoryText.trim(), `echo: ${m3}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(requests).toHaveLength(2);
-      expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
-      expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'user', 'user']);
-      expect(userTexts(requests[1]!)).toEqual([m1, m2, m3]);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', shortStoryText],
-        ['user', m2],
-        ['user', m3],
-        ['assistant', `echo: ${m3}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-      const merged = snapshot.turns[1]!;
-      expect([eventOf(snapshot, m2).turn_id, eventOf(snapshot, m3).turn_id]).toEqual([merged.id, merged.id]);
-      expect(eventOf(snapshot, m3).received_at.getTime()).toBeLessThan(snapshot.turns[0]!.ended_at!.getTime());
-      expect(merged.started_at.getTime() - eventOf(snapshot, m3).received_at.getTime()).toBeGreaterThanOrEqual(collectDebounceMs - 10);
-    });
-
-    it('merges two messages sent during a running tool; the tool turn does not see them', async () => {
-      const chat = chats.collectTool;
-      const m1 = text(chat, 'wait a moment');
-      const m2 = text(chat, 'one');
-      const m3 = text(chat, 'two');
-      await send(chat, '/busy collect');
-      expect(await replies(chat, 1)).toEqual([busyReplies.collect]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1, 'finished');
-      await send(chat, m2);
-      await send(chat, m3);
-      expect(await replies(chat, 3)).toEqual([busyReplies.collect, `echo: ${m1}`, `echo: ${m3}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(requests.map(userTexts)).toEqual([[m1], [m1], [m1, m2, m3]]);
-      expect(roles(requests[2])).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', ''],
-        ['tool', `waited ${shortWaitSeconds} seconds`],
-        ['assistant', `echo: ${m1}`],
-        ['user', m2],
-        ['user', m3],
-        ['assistant', `echo: ${m3}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-    });
-
-    it('waits for the debounce before answering a burst sent while idle, then answers it once', async () => {
-      const chat = chats.collectIdleBurst;
-      const m1 = text(chat, 'quick one');
-      const m2 = text(chat, 'quick two');
-      await send(chat, '/busy collect');
-      expect(await replies(chat, 1)).toEqual([busyReplies.collect]);
-      await send(chat, m1);
-      await send(chat, m2);
-      expect(await replies(chat, 2)).toEqual([busyReplies.collect, `echo: ${m2}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(requests.map(userTexts)).toEqual([[m1, m2]]);
-      expect(snapshot.turns).toHaveLength(1);
-      expect(snapshot.turns[0]!.started_at.getTime() - eventOf(snapshot, m2).received_at.getTime()).toBeGreaterThanOrEqual(collectDebounceMs - 10);
-    });
-  });
-
-  describe('steer', () => {
-    it('adds a message sent during a running tool to the same turn, after the tool result', async () => {
-      const chat = chats.steerTool;
-      const m1 = text(chat, 'wait a moment');
-      const m2 = text(chat, 'and tell me when you are done');
-      await send(chat, '/busy steer');
-      expect(await replies(chat, 1)).toEqual([busyReplies.steer]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1, 'finished');
-      await send(chat, m2);
-      expect(await replies(chat, 2)).toEqual([busyReplies.steer, `echo: ${m2}`]);
-
-      const { snapshot, requests, seen } = await settle(chat);
-      expect(seen).toHaveLength(2);
-      expect(requests).toHaveLength(2);
-      expect(roles(requests[1])).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
-      expect(userTexts(requests[1]!)).toEqual([m1, m2]);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', ''],
-        ['tool', `waited ${shortWaitSeconds} seconds`],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed']);
-      const turnId = snapshot.turns[0]!.id;
-      expect([eventOf(snapshot, m1).turn_id, eventOf(snapshot, m2).turn_id]).toEqual([turnId, turnId]);
-      expect(snapshot.messages[3]?.inbound_event_id).toBe(eventOf(snapshot, m2).id);
-    });
-
-    it('makes a message sent during the last model call the next turn', async () => {
-      const chat = chats.steerStream;
-      const m1 = text(chat, 'tell me a short story');
-      const m2 = text(chat, 'nice');
-      await send(chat, '/busy steer');
-      expect(await replies(chat, 1)).toEqual([busyReplies.steer]);
-      await send(chat, m1);
-      await waitForRequestFor(system, m1);
-      await send(chat, m2);
-      expect(await replies(chat, 3)).toEqual([busyReplies.steer, shortStoryText.trim(), `echo: ${m2}`]);
-
-      const { snapshot, requests } = await settle(chat);
-      expect(requests.map(userTexts)).toEqual([[m1], [m1, m2]]);
-      expect(requests.every((r) => r.abortedAt === undefined)).toBe(true);
-      expect(snapshot.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
-      expect(transcript(snapshot)).toEqual([
-        ['user', m1],
-        ['assistant', shortStoryText],
-        ['user', m2],
-        ['assistant', `echo: ${m2}`],
-      ]);
-    });
-  });
+  }
 
   it('/busy switches the mode of one conversation: queue lets a stream finish, interrupt aborts the next', async () => {
     const chat = chats.switching;

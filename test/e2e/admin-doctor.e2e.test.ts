@@ -113,7 +113,7 @@ describe('npm run doctor', () => {
     } finally {
       await setWebhook(gatewayWebhook);
     }
-  });
+  }, 90_000); // Three doctor runs, each a fresh process: 13 s on a quiet 2-core machine, past 30 s under a full suite's load.
 
   it('reports every bad variable at once, the rules across variables included', async () => {
     const withoutSecret = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'TELEGRAM_WEBHOOK_SECRET'));

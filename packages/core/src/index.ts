@@ -13,3 +13,4 @@ export { estimateRequestTokens, needsCompression, type PreflightInput } from './
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
+export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';

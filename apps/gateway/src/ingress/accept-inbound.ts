@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { classifySignal, resolveConversationKey } from '@switchboard/core';
+import { classifySignal, isRetryableCode, resolveConversationKey, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -10,7 +10,7 @@ import { classifyStoreError, type InvalidInputReason } from './classify-store-er
 
 export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited' | 'invalid_input';
 
-type IngressErrorCode = 'STORE_FAILED' | 'STORE_TOO_LATE' | 'ENQUEUE_FAILED';
+type IngressErrorCode = ErrorCodeOf<'ingress'>;
 
 const ingressErrorMessages: Record<IngressErrorCode, string> = {
   STORE_FAILED: 'could not store the event',
@@ -20,10 +20,13 @@ const ingressErrorMessages: Record<IngressErrorCode, string> = {
 
 export class IngressError extends Error {
   readonly code: IngressErrorCode;
+  /** Always true today: every ingress failure is answered 503 so the platform re-delivers. */
+  readonly retryable: boolean;
   constructor(code: IngressErrorCode, cause: unknown) {
     super(ingressErrorMessages[code], { cause });
     this.name = 'IngressError';
     this.code = code;
+    this.retryable = isRetryableCode(code);
   }
 }
 

@@ -47,7 +47,11 @@ export function isCommandForAnotherBot(text: string, botUsername: string | undef
 
 /** What a new input means for a running turn, decided at ingress without any state. */
 export function classifySignal(text: string, botUsername?: string): 'input' | 'stop' | 'none' {
-  const command = parseChatCommand(text, botUsername);
+  return signalOfCommand(parseChatCommand(text, botUsername));
+}
+
+/** classifySignal for text already parsed (null: not a command), so ingress parses each text once. */
+export function signalOfCommand(command: ChatCommand | null): 'input' | 'stop' | 'none' {
   if (!command) return 'input';
   return command.name === 'stop' ? 'stop' : 'none';
 }

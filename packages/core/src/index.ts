@@ -1,6 +1,6 @@
 export { apiOnlyNotes } from './api-only-notes.ts';
 export { busyInputModes, planNextWork, shouldInterrupt, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
-export { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, type ChatCommand, type ChatCommandName } from './chat-commands.ts';
+export { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, signalOfCommand, type ChatCommand, type ChatCommandName } from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';
 export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
@@ -13,3 +13,4 @@ export { estimateRequestTokens, needsCompression, type PreflightInput } from './
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
+export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';

@@ -1,4 +1,7 @@
-export type PlatformErrorCode = 'INVALID_PAYLOAD' | 'RATE_LIMITED' | 'REJECTED' | 'UNAVAILABLE';
+import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
+
+/** INVALID_PAYLOAD, RATE_LIMITED, REJECTED, UNAVAILABLE: the catalog in `@switchboard/core` (docs/errors.md). */
+export type PlatformErrorCode = ErrorCodeOf<'platform'>;
 
 /** Errors callers branch on by `code`; `retryable` and `retryAfterMs` drive the delivery policy. */
 export class PlatformError extends Error {
@@ -10,7 +13,7 @@ export class PlatformError extends Error {
     super(message, { cause: options.cause });
     this.name = 'PlatformError';
     this.code = code;
-    this.retryable = code === 'RATE_LIMITED' || code === 'UNAVAILABLE';
+    this.retryable = isRetryableCode(code);
     this.retryAfterMs = options.retryAfterMs;
   }
 }

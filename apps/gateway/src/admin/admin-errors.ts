@@ -1,52 +1,21 @@
+import { errorCodes, type ErrorCodeOf } from '@switchboard/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
-export type AdminErrorCode =
-  | 'UNAUTHORIZED'
-  | 'TOO_MANY_FAILURES'
-  | 'FORBIDDEN_ORIGIN'
-  | 'INVALID_REQUEST'
-  | 'CONFIRMATION_MISMATCH'
-  | 'CONVERSATION_NOT_FOUND'
-  | 'SESSION_NOT_FOUND'
-  | 'OUTBOX_NOT_FOUND'
-  | 'QUEUE_NOT_FOUND'
-  | 'JOB_NOT_FOUND'
-  | 'ALREADY_SUSPENDED'
-  | 'NOT_SUSPENDED'
-  | 'ALREADY_SENT'
-  | 'JOB_NOT_FAILED'
-  | 'READ_ONLY'
-  | 'REDIS_UNAVAILABLE';
-
-const statusOf: Record<AdminErrorCode, number> = {
-  UNAUTHORIZED: 401,
-  TOO_MANY_FAILURES: 429,
-  FORBIDDEN_ORIGIN: 403,
-  INVALID_REQUEST: 400,
-  CONFIRMATION_MISMATCH: 400,
-  CONVERSATION_NOT_FOUND: 404,
-  SESSION_NOT_FOUND: 404,
-  OUTBOX_NOT_FOUND: 404,
-  QUEUE_NOT_FOUND: 404,
-  JOB_NOT_FOUND: 404,
-  ALREADY_SUSPENDED: 409,
-  NOT_SUSPENDED: 409,
-  ALREADY_SENT: 409,
-  JOB_NOT_FAILED: 409,
-  READ_ONLY: 405,
-  REDIS_UNAVAILABLE: 503,
-};
+/** The codes an admin response body carries (docs/errors.md); each one's status and retry hint live in the catalog. */
+export type AdminErrorCode = ErrorCodeOf<'admin'>;
 
 /** An admin request that cannot be served; `code` is stable and what clients branch on. */
 export class AdminError extends Error {
   readonly code: AdminErrorCode;
   readonly statusCode: number;
+  readonly retryable: boolean;
   readonly field: string | undefined;
   constructor(code: AdminErrorCode, message: string, options: { field?: string; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = 'AdminError';
     this.code = code;
-    this.statusCode = statusOf[code];
+    this.statusCode = errorCodes[code].httpStatus;
+    this.retryable = errorCodes[code].retryable;
     this.field = options.field;
   }
 }

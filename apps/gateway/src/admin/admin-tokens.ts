@@ -1,3 +1,4 @@
+import type { ErrorCode } from '@switchboard/core';
 import { equalsConstantTime } from '@switchboard/platforms';
 
 export interface AdminToken {
@@ -7,7 +8,7 @@ export interface AdminToken {
 }
 
 export class AdminTokenError extends Error {
-  readonly code = 'ADMIN_TOKEN_INVALID';
+  readonly code = 'ADMIN_TOKEN_INVALID' satisfies ErrorCode;
   constructor(message: string) {
     super(`ADMIN_TOKEN ${message}`);
     this.name = 'AdminTokenError';

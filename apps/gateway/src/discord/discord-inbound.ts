@@ -6,7 +6,6 @@ import {
   createDiscordGatewayConnection,
   discordThreadChannelTypes,
   parseDiscordMessage,
-  PlatformError,
   type DiscordDispatch,
   type DiscordGatewayConnection,
   type DiscordGatewayOptions,
@@ -15,7 +14,8 @@ import {
 } from '@switchboard/platforms';
 import { claimDiscordSessionHold, loadDiscordSession, saveDiscordSession } from '@switchboard/db';
 import { createRedisConnection, createRedisLease, deriveTokenId, discordGatewayLeaseKey, runWhileLeased, type LeaseHold, type LeaseLoss } from '@switchboard/queue';
-import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import { IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import { acceptParsed, parseInbound } from '../ingress/ingest-inbound.ts';
 
 export interface DiscordInboundOptions {
   config: GatewayConfig;
@@ -93,35 +93,35 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
 
   async function handleDispatch(event: DiscordDispatch): Promise<void> {
     if (event.t !== 'MESSAGE_CREATE') return;
-    let parsed;
-    try {
-      parsed = parseDiscordMessage(event.d, context);
-    } catch (error) {
-      if (!(error instanceof PlatformError)) throw error;
-      log.warn({ code: error.code, reason: error.message, s: event.s }, 'discord message ignored: malformed');
+    const parsed = parseInbound(() => parseDiscordMessage(event.d, context));
+    if (parsed.kind === 'malformed') {
+      log.warn({ code: parsed.error.code, reason: parsed.error.message, s: event.s }, 'discord message ignored: malformed');
       return;
     }
-    if (parsed.kind === 'ignored') {
-      log.debug({ reason: parsed.reason, s: event.s }, 'discord message ignored');
+    if (parsed.kind === 'skipped') {
+      log.debug({ reason: parsed.parsed.reason, s: event.s }, 'discord message ignored');
       return;
     }
     const channelType = (event.d as { channel_type?: unknown }).channel_type;
     if (typeof channelType === 'number' && discordThreadChannelTypes.has(channelType)) rememberThread(parsed.message.address.chatId);
     for (let attempt = 0; ; attempt++) {
+      let failure: unknown;
       try {
-        await acceptInbound(ingress, parsed.message);
-        return;
-      } catch (error) {
-        if (error instanceof IngressError && error.code === 'ENQUEUE_FAILED') {
+        const accepted = await acceptParsed(ingress, parsed.message);
+        if (accepted.kind === 'accepted') return;
+        if (accepted.error.code === 'ENQUEUE_FAILED') {
           // Stored: the recovery sweep hands it to a worker once Redis is back.
-          log.warn({ err: error.cause, eventId: parsed.message.eventId }, 'discord message stored but not enqueued; the sweep will pick it up');
+          log.warn({ err: accepted.error.cause, eventId: parsed.message.eventId }, 'discord message stored but not enqueued; the sweep will pick it up');
           return;
         }
-        const delay = storeRetryDelaysMs[attempt];
-        if (delay === undefined || closed.signal.aborted) throw error;
-        log.warn({ err: error instanceof IngressError ? error.cause : error, eventId: parsed.message.eventId, attempt }, 'discord message not stored; retrying');
-        await sleep(delay);
+        failure = accepted.error;
+      } catch (error) {
+        failure = error;
       }
+      const delay = storeRetryDelaysMs[attempt];
+      if (delay === undefined || closed.signal.aborted) throw failure;
+      log.warn({ err: failure instanceof IngressError ? failure.cause : failure, eventId: parsed.message.eventId, attempt }, 'discord message not stored; retrying');
+      await sleep(delay);
     }
   }
 

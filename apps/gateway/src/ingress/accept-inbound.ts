@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { classifySignal, resolveConversationKey } from '@switchboard/core';
+import { isRetryableCode, parseChatCommand, resolveConversationKey, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -10,7 +10,7 @@ import { classifyStoreError, type InvalidInputReason } from './classify-store-er
 
 export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited' | 'invalid_input';
 
-type IngressErrorCode = 'STORE_FAILED' | 'STORE_TOO_LATE' | 'ENQUEUE_FAILED';
+type IngressErrorCode = ErrorCodeOf<'ingress'>;
 
 const ingressErrorMessages: Record<IngressErrorCode, string> = {
   STORE_FAILED: 'could not store the event',
@@ -20,10 +20,13 @@ const ingressErrorMessages: Record<IngressErrorCode, string> = {
 
 export class IngressError extends Error {
   readonly code: IngressErrorCode;
+  /** Always true today: every ingress failure is answered 503 so the platform re-delivers. */
+  readonly retryable: boolean;
   constructor(code: IngressErrorCode, cause: unknown) {
     super(ingressErrorMessages[code], { cause });
     this.name = 'IngressError';
     this.code = code;
+    this.retryable = isRetryableCode(code);
   }
 }
 
@@ -55,7 +58,9 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  * over is enqueued again under the same job id, so it can never run twice.
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage, deadline?: StoreDeadline): Promise<IngressOutcome> {
-  const signal = classifySignal(message.text);
+  // Parsed once, here: the command is stored with the event so no later step has to read the text again.
+  const command = parseChatCommand(message.text);
+  const signal = signalOfCommand(command);
   // Only /stop skips the rate limit and the input cap: it must always work, and it makes the bot say one line at most.
   const admission = await admitInbound(deps, message, signal === 'stop');
   if (admission !== 'allow') return admission;
@@ -71,6 +76,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
       userScope: message.address.userScope,
       userId: message.userId,
       text: message.text,
+      command: command?.name ?? null,
       replyTarget: message.replyTarget,
       refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
     }, deadline);

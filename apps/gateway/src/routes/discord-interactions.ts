@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseDiscordInteraction, PlatformError, verifyDiscordSignature } from '@switchboard/platforms';
-import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import type { IngressDeps } from '../ingress/accept-inbound.ts';
+import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
 export interface DiscordInteractionsOptions {
   /** The application's public key (hex), from the Developer Portal. */
@@ -44,36 +45,40 @@ export async function registerDiscordInteractions(app: FastifyInstance, deps: In
         return reply.code(401).send({ ok: false, error: 'unauthorized' });
       }
 
-      let parsed;
-      try {
-        parsed = parseDiscordInteraction(JSON.parse(rawBody.toString('utf8')) as unknown, { applicationId: options.applicationId });
-      } catch (error) {
-        const reason = error instanceof PlatformError ? error.message : `body is not JSON: ${(error as Error).message}`;
-        if (!(error instanceof PlatformError) && !(error instanceof SyntaxError)) throw error;
-        request.log.warn({ route: 'discord-interactions', reason }, 'interaction rejected: malformed');
-        return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: reason });
-      }
-
-      if (parsed.kind === 'ping') return { type: response.pong };
-      if (parsed.kind === 'unsupported') {
-        request.log.info({ route: 'discord-interactions', reason: parsed.reason }, 'interaction not supported');
-        return { type: response.channelMessage, data: { content: 'This interaction is not supported.', flags: ephemeral } };
-      }
-      try {
-        const outcome = await acceptInbound(deps, parsed.message);
-        // Discord does not retry interactions, but a deferred answer with no follow-up would leave the user waiting.
-        if (outcome === 'invalid_input') return { type: response.channelMessage, data: { content: 'This command could not be read.', flags: ephemeral } };
-      } catch (error) {
-        if (error instanceof IngressError && error.code === 'STORE_FAILED') {
-          // Discord does not retry interactions; the user sees "interaction failed" and can run it again.
-          request.log.error({ route: 'discord-interactions', code: error.code, err: error.cause }, 'interaction not stored');
-          return reply.code(503).send({ ok: false, error: error.code });
-        }
-        if (!(error instanceof IngressError)) throw error;
-        // Stored but not enqueued: the sweep hands it to a worker once Redis is back.
-        request.log.warn({ route: 'discord-interactions', code: error.code, err: error.cause }, 'interaction stored, not enqueued');
+      const ingested = await ingestInbound(deps, () => parseDiscordInteraction(readJson(rawBody), { applicationId: options.applicationId }));
+      switch (ingested.kind) {
+        case 'malformed':
+          request.log.warn({ route: 'discord-interactions', reason: ingested.error.message }, 'interaction rejected: malformed');
+          return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: ingested.error.message });
+        case 'skipped':
+          if (ingested.parsed.kind === 'ping') return { type: response.pong };
+          request.log.info({ route: 'discord-interactions', reason: ingested.parsed.reason }, 'interaction not supported');
+          return { type: response.channelMessage, data: { content: 'This interaction is not supported.', flags: ephemeral } };
+        case 'accepted':
+          // Discord does not retry interactions, but a deferred answer with no follow-up would leave the user waiting.
+          if (ingested.outcome === 'invalid_input') return { type: response.channelMessage, data: { content: 'This command could not be read.', flags: ephemeral } };
+          break;
+        case 'not_accepted':
+          if (ingested.error.code === 'STORE_FAILED') {
+            // Discord does not retry interactions; the user sees "interaction failed" and can run it again.
+            request.log.error({ route: 'discord-interactions', code: ingested.error.code, err: ingested.error.cause }, 'interaction not stored');
+            return reply.code(503).send({ ok: false, error: ingested.error.code });
+          }
+          // Stored but not enqueued: the sweep hands it to a worker once Redis is back.
+          request.log.warn({ route: 'discord-interactions', code: ingested.error.code, err: ingested.error.cause }, 'interaction stored, not enqueued');
+          break;
       }
       return { type: response.deferredChannelMessage };
     });
   });
+}
+
+/** The body as JSON; a body that is not JSON is malformed like one that is not an interaction. */
+function readJson(rawBody: Buffer | string): unknown {
+  try {
+    return JSON.parse(rawBody.toString('utf8')) as unknown;
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new PlatformError('INVALID_PAYLOAD', `body is not JSON: ${error.message}`, { cause: error });
+    throw error;
+  }
 }

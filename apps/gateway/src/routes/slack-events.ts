@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseSlackEvent, PlatformError, verifySlackSignature, type SlackParseContext } from '@switchboard/platforms';
-import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import type { IngressDeps } from '../ingress/accept-inbound.ts';
+import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
 export interface SlackRouteOptions {
   signingSecret: string;
@@ -69,28 +70,20 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
     return { challenge: body.challenge };
   }
 
-  let parsed;
-  try {
-    parsed = parseSlackEvent(body, options.context);
-  } catch (error) {
-    if (error instanceof PlatformError) {
-      request.log.warn({ route: 'slack', code: error.code, reason: error.message }, 'slack event rejected: malformed event');
-      return reply.code(400).send({ ok: false, error: error.code, message: error.message });
-    }
-    throw error;
-  }
-  if (parsed.kind === 'ignored') return { ok: true, ignored: parsed.reason };
-  try {
-    const outcome = await acceptInbound(deps, parsed.message, { notAfterMs: receivedAt + slackStoreBudgetMs });
-    // A retry of a stored event is dropped by the shared dedupe on event_id; one never stored is processed like the first.
-    if (retry.retryNum !== undefined) request.log.info({ route: 'slack', eventId: parsed.message.eventId, outcome, ...retry }, 'slack retry handled');
-    return { ok: true, outcome };
-  } catch (error) {
-    if (error instanceof IngressError) {
-      request.log.error({ route: 'slack', code: error.code, err: error.cause }, 'slack event not accepted; Slack will retry');
-      return reply.code(503).send({ ok: false, error: error.code });
-    }
-    throw error;
+  const ingested = await ingestInbound(deps, () => parseSlackEvent(body, options.context), { notAfterMs: receivedAt + slackStoreBudgetMs });
+  switch (ingested.kind) {
+    case 'malformed':
+      request.log.warn({ route: 'slack', code: ingested.error.code, reason: ingested.error.message }, 'slack event rejected: malformed event');
+      return reply.code(400).send({ ok: false, error: ingested.error.code, message: ingested.error.message });
+    case 'skipped':
+      return { ok: true, ignored: ingested.parsed.reason };
+    case 'accepted':
+      // A retry of a stored event is dropped by the shared dedupe on event_id; one never stored is processed like the first.
+      if (retry.retryNum !== undefined) request.log.info({ route: 'slack', eventId: ingested.message.eventId, outcome: ingested.outcome, ...retry }, 'slack retry handled');
+      return { ok: true, outcome: ingested.outcome };
+    case 'not_accepted':
+      request.log.error({ route: 'slack', code: ingested.error.code, err: ingested.error.cause }, 'slack event not accepted; Slack will retry');
+      return reply.code(503).send({ ok: false, error: ingested.error.code });
   }
 }
 

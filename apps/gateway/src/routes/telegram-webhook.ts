@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { equalsConstantTime, parseTelegramUpdate, PlatformError, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
-import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import { equalsConstantTime, parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
+import type { IngressDeps } from '../ingress/accept-inbound.ts';
+import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
 export interface TelegramRouteOptions {
   secret: string;
@@ -21,33 +22,23 @@ export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps,
       },
     },
     async (request, reply) => {
-      let parsed;
-      try {
-        parsed = parseTelegramUpdate(request.body, options.context);
-      } catch (error) {
-        if (error instanceof PlatformError) {
-          request.log.warn({ route: 'telegram', code: error.code, reason: error.message }, 'webhook rejected: malformed update');
-          return reply.code(400).send({ ok: false, error: error.code, message: error.message });
-        }
-        throw error;
-      }
-      if (parsed.kind === 'ignored') {
-        if (parsed.reason === telegramUnknownChatType) {
-          // Acknowledged so Telegram stops re-delivering it; counted, since it means the Bot API has grown a chat type.
-          request.log.warn({ route: 'telegram', reason: parsed.reason }, 'webhook update ignored: unknown chat type');
-          deps.countRejected?.('telegram', parsed.reason);
-        }
-        return { ok: true, ignored: parsed.reason };
-      }
-      try {
-        const outcome = await acceptInbound(deps, parsed.message);
-        return { ok: true, outcome };
-      } catch (error) {
-        if (error instanceof IngressError) {
-          request.log.error({ route: 'telegram', code: error.code, err: error.cause }, 'webhook not accepted; Telegram will retry');
-          return reply.code(503).send({ ok: false, error: error.code });
-        }
-        throw error;
+      const ingested = await ingestInbound(deps, () => parseTelegramUpdate(request.body, options.context));
+      switch (ingested.kind) {
+        case 'malformed':
+          request.log.warn({ route: 'telegram', code: ingested.error.code, reason: ingested.error.message }, 'webhook rejected: malformed update');
+          return reply.code(400).send({ ok: false, error: ingested.error.code, message: ingested.error.message });
+        case 'skipped':
+          if (ingested.parsed.reason === telegramUnknownChatType) {
+            // Acknowledged so Telegram stops re-delivering it; counted, since it means the Bot API has grown a chat type.
+            request.log.warn({ route: 'telegram', reason: ingested.parsed.reason }, 'webhook update ignored: unknown chat type');
+            deps.countRejected?.('telegram', ingested.parsed.reason);
+          }
+          return { ok: true, ignored: ingested.parsed.reason };
+        case 'accepted':
+          return { ok: true, outcome: ingested.outcome };
+        case 'not_accepted':
+          request.log.error({ route: 'telegram', code: ingested.error.code, err: ingested.error.cause }, 'webhook not accepted; Telegram will retry');
+          return reply.code(503).send({ ok: false, error: ingested.error.code });
       }
     },
   );

@@ -3,9 +3,10 @@ import { Api, GrammyError } from 'grammy';
 import type { Redis } from 'ioredis';
 import { loadTelegramPollOffset, type Sql } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { parseTelegramUpdate, PlatformError, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
+import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisLease, deriveTokenId, runWhileLeased, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
-import { acceptInbound, IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
+import type { IngressDeps } from '../ingress/accept-inbound.ts';
+import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
 export interface TelegramPollerOptions {
   token: string;
@@ -78,26 +79,22 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
   };
 
   const handleUpdate = async (update: unknown) => {
-    let parsed;
-    try {
-      parsed = parseTelegramUpdate(update, options.context);
-    } catch (error) {
-      if (error instanceof PlatformError) return log.warn({ code: error.code, reason: error.message }, 'telegram update ignored: malformed');
-      throw error;
-    }
-    if (parsed.kind === 'ignored') {
-      if (parsed.reason === telegramUnknownChatType) {
-        log.warn({ reason: parsed.reason }, 'telegram update ignored: unknown chat type');
-        options.ingress.countRejected?.('telegram', parsed.reason);
-      }
-      return;
-    }
-    try {
-      await acceptInbound(options.ingress, parsed.message);
-    } catch (error) {
-      // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
-      if (error instanceof IngressError && error.code === 'ENQUEUE_FAILED') return;
-      throw error;
+    const ingested = await ingestInbound(options.ingress, () => parseTelegramUpdate(update, options.context));
+    switch (ingested.kind) {
+      case 'malformed':
+        return log.warn({ code: ingested.error.code, reason: ingested.error.message }, 'telegram update ignored: malformed');
+      case 'skipped':
+        if (ingested.parsed.reason === telegramUnknownChatType) {
+          log.warn({ reason: ingested.parsed.reason }, 'telegram update ignored: unknown chat type');
+          options.ingress.countRejected?.('telegram', ingested.parsed.reason);
+        }
+        return;
+      case 'accepted':
+        return;
+      case 'not_accepted':
+        // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
+        if (ingested.error.code === 'ENQUEUE_FAILED') return;
+        throw ingested.error;
     }
   };
 

@@ -40,3 +40,18 @@ describe('storeInboundEvent with a deadline', () => {
     expect(await countEvents('Ev4')).toBe(0);
   });
 });
+
+describe('storeInboundEvent and the parsed command', () => {
+  it('stores the command ingress parsed, and null for ordinary text or when none is given', async () => {
+    await storeInboundEvent(db.client.sql, { ...event('Ev5', 'C5'), text: '/stop', command: 'stop' });
+    await storeInboundEvent(db.client.sql, { ...event('Ev6', 'C5'), command: null });
+    await storeInboundEvent(db.client.sql, event('Ev7', 'C5'));
+    const rows = await db.client.sql<{ event_id: string; command: string | null }[]>`
+      select event_id, command from inbound_events where event_id in ('Ev5', 'Ev6', 'Ev7') order by event_id`;
+    expect(rows).toEqual([
+      { event_id: 'Ev5', command: 'stop' },
+      { event_id: 'Ev6', command: null },
+      { event_id: 'Ev7', command: null },
+    ]);
+  });
+});

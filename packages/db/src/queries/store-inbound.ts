@@ -10,6 +10,8 @@ export interface InboundToStore {
   userScope: string;
   userId: string;
   text: string;
+  /** The chat command the text is, parsed once at ingress (null: ordinary text), so nothing downstream parses it again. */
+  command?: string | null;
   replyTarget: Record<string, unknown>;
   /**
    * Refuse (store as `refused`, never run) when this many events already wait;
@@ -70,8 +72,8 @@ export async function storeInboundEvent(sql: Sql, event: InboundToStore, deadlin
       select count(*)::int as n from inbound_events
       where conversation_id = (select id from conv) and status = 'pending'
     ), ins as (
-      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, reply_target, status)
-      select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${JSON.stringify(event.replyTarget)}::jsonb,
+      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, command, reply_target, status)
+      select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${event.command ?? null}, ${JSON.stringify(event.replyTarget)}::jsonb,
         case when ${event.refuseAtPending}::int is not null and (select n from waiting) >= ${event.refuseAtPending}::int then 'refused' else 'pending' end
       from conv
       on conflict (platform, account_id, event_id) do nothing

@@ -15,6 +15,11 @@ export const inboundEvents = pgTable(
       .references(() => conversations.id, { onDelete: 'cascade' }),
     userId: text('user_id').notNull(),
     text: text('text').notNull(),
+    /**
+     * The chat command the text is (`stop`, `busy`, …; @switchboard/core's list), parsed once at ingress;
+     * null for ordinary text, and for rows stored before the column existed.
+     */
+    command: text('command'),
     /** Where replies go (chat, thread, message to reply to), as the adapter normalised it. */
     replyTarget: jsonb('reply_target').$type<Record<string, unknown>>().notNull(),
     /** refused: over the queued-input cap; the user was told, it is never run. held: set aside by a restart-loop suspension. */

@@ -3,6 +3,7 @@ import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/res
 import { Routes } from 'discord-api-types/v10';
 import { PlatformError } from '../errors.ts';
 import type { PlatformSender, SentMessage } from '../types.ts';
+import { readDiscordReplyTarget } from './reply-target.ts';
 
 export interface DiscordSenderOptions {
   token: string;
@@ -75,7 +76,7 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
     typingIntervalMs: 8000,
     rest,
     async sendText(rawTarget, text, sendOptions = {}): Promise<SentMessage> {
-      const target = readTarget(rawTarget);
+      const target = readDiscordReplyTarget(rawTarget);
       const first = (sendOptions.partIndex ?? 0) === 0;
       const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
       if (first && target.interactionToken && target.applicationId) {
@@ -100,7 +101,7 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
       }
     },
     async sendTyping(rawTarget): Promise<void> {
-      const target = readTarget(rawTarget);
+      const target = readDiscordReplyTarget(rawTarget);
       // A deferred interaction already shows "thinking…" until it is answered.
       if (target.interactionToken) return;
       authorise();
@@ -110,17 +111,6 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         throw toPlatformError(error, 'typing');
       }
     },
-  };
-}
-
-function readTarget(target: Record<string, unknown>): DiscordReplyTarget {
-  const { channelId, messageId, interactionToken, applicationId } = target;
-  if (typeof channelId !== 'string' || channelId === '') throw new PlatformError('REJECTED', 'discord: reply target has no channelId');
-  return {
-    channelId,
-    ...(typeof messageId === 'string' ? { messageId } : {}),
-    ...(typeof interactionToken === 'string' ? { interactionToken } : {}),
-    ...(typeof applicationId === 'string' ? { applicationId } : {}),
   };
 }
 

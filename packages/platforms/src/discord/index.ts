@@ -14,3 +14,4 @@ export { createDiscordSender, type DiscordReplyTarget, type DiscordSenderOptions
 export { parseDiscordInteraction, type DiscordInteractionContext, type DiscordInteractionParseResult } from './parse-interaction.ts';
 export { discordThreadChannelTypes, parseDiscordMessage, type DiscordMessageCreate, type DiscordParseContext } from './parse-message.ts';
 export { verifyDiscordSignature, type DiscordSignatureFailure, type DiscordSignatureInput, type DiscordSignatureResult } from './verify-signature.ts';
+export { readDiscordReplyTarget } from './reply-target.ts';

@@ -14,3 +14,4 @@ export {
   type SlackSignatureInput,
   type SlackSignatureResult,
 } from './verify-signature.ts';
+export { readSlackReplyTarget } from './reply-target.ts';

@@ -2,7 +2,7 @@ import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { PlatformError } from '../errors.ts';
 import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
 import type { PlatformSender, SentMessage } from '../types.ts';
-import type { SlackReplyTarget } from './parse-event.ts';
+import { readSlackReplyTarget } from './reply-target.ts';
 
 export interface SlackClientOptions {
   /** Bot token (`xoxb-…`). */
@@ -62,7 +62,7 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
     typingIntervalMs: 0,
     client,
     async sendText(target, text): Promise<SentMessage> {
-      const t = readTarget(target);
+      const t = readSlackReplyTarget(target);
       try {
         // Escaped here, at the last step, so a retried send never escapes twice.
         const result = await client.chat.postMessage({ channel: t.channel, text: escapeSlackText(text), ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
@@ -85,12 +85,6 @@ export async function fetchSlackAuthInfo(client: WebClient): Promise<SlackAuthIn
   } catch (error) {
     throw toPlatformError('auth.test', error);
   }
-}
-
-function readTarget(target: Record<string, unknown>): SlackReplyTarget {
-  const { channel, threadTs } = target;
-  if (typeof channel !== 'string' || channel === '') throw new PlatformError('REJECTED', 'slack reply target has no channel');
-  return { channel, ...(typeof threadTs === 'string' && threadTs !== '' ? { threadTs } : {}) };
 }
 
 function toPlatformError(method: string, error: unknown): PlatformError {

@@ -2,18 +2,13 @@ import { Api, GrammyError, HttpError } from 'grammy';
 import { PlatformError } from '../errors.ts';
 import type { PlatformSender, SentMessage } from '../types.ts';
 import { renderTelegramHtml } from './render-html.ts';
+import { readTelegramReplyTarget } from './reply-target.ts';
 
 export interface TelegramSenderOptions {
   token: string;
   /** Bot API root without trailing slash; the simulator's URL in tests. */
   apiRoot: string;
   messageLimit?: number;
-}
-
-interface TelegramTarget {
-  chatId: number | string;
-  messageThreadId?: number;
-  replyToMessageId?: number;
 }
 
 export function createTelegramSender(options: TelegramSenderOptions): PlatformSender & { api: Api } {
@@ -24,7 +19,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     typingIntervalMs: 4000,
     api,
     async sendText(target, text): Promise<SentMessage> {
-      const t = target as unknown as TelegramTarget;
+      const t = readTelegramReplyTarget(target);
       const options = {
         ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
         ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
@@ -44,7 +39,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
       }
     },
     async sendTyping(target): Promise<void> {
-      const t = target as unknown as TelegramTarget;
+      const t = readTelegramReplyTarget(target);
       try {
         await api.sendChatAction(t.chatId, 'typing', t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {});
       } catch (error) {

@@ -1,0 +1,1 @@
+ALTER TABLE "inbound_events" ADD COLUMN "command" text;

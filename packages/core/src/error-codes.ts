@@ -1,0 +1,78 @@
+/**
+ * The one list of stable error codes (docs/errors.md), in one case style
+ * (UPPER_SNAKE). A code is what callers and clients branch on; `retryable`
+ * says whether the same request can succeed later unchanged; `httpStatus` is
+ * the status a response carrying the code answers with. Codes that appear in
+ * HTTP bodies are a contract (DESIGN §3, docs/admin.md): never rename one.
+ */
+interface ErrorCodeSpec {
+  family: 'ingress' | 'platform' | 'admin' | 'model' | 'worker' | 'config';
+  retryable: boolean;
+  httpStatus?: number;
+}
+
+export const errorCodes = {
+  // Ingress: a webhook's 503, so the platform re-delivers.
+  STORE_FAILED: { family: 'ingress', retryable: true, httpStatus: 503 },
+  STORE_TOO_LATE: { family: 'ingress', retryable: true, httpStatus: 503 },
+  ENQUEUE_FAILED: { family: 'ingress', retryable: true, httpStatus: 503 },
+
+  // Platforms: a parser refusing an inbound event (400), or a platform API refusing a send.
+  INVALID_PAYLOAD: { family: 'platform', retryable: false, httpStatus: 400 },
+  RATE_LIMITED: { family: 'platform', retryable: true },
+  REJECTED: { family: 'platform', retryable: false },
+  UNAVAILABLE: { family: 'platform', retryable: true },
+
+  // Admin API bodies.
+  UNAUTHORIZED: { family: 'admin', retryable: false, httpStatus: 401 },
+  TOO_MANY_FAILURES: { family: 'admin', retryable: true, httpStatus: 429 },
+  FORBIDDEN_ORIGIN: { family: 'admin', retryable: false, httpStatus: 403 },
+  INVALID_REQUEST: { family: 'admin', retryable: false, httpStatus: 400 },
+  CONFIRMATION_MISMATCH: { family: 'admin', retryable: false, httpStatus: 400 },
+  CONVERSATION_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  SESSION_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  OUTBOX_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  QUEUE_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  JOB_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  ALREADY_SUSPENDED: { family: 'admin', retryable: false, httpStatus: 409 },
+  NOT_SUSPENDED: { family: 'admin', retryable: false, httpStatus: 409 },
+  ALREADY_SENT: { family: 'admin', retryable: false, httpStatus: 409 },
+  JOB_NOT_FAILED: { family: 'admin', retryable: false, httpStatus: 409 },
+  READ_ONLY: { family: 'admin', retryable: false, httpStatus: 405 },
+  REDIS_UNAVAILABLE: { family: 'admin', retryable: true, httpStatus: 503 },
+  INTERNAL_ERROR: { family: 'admin', retryable: false, httpStatus: 500 },
+
+  // The model, as the worker sees it.
+  MODEL_FAILED: { family: 'model', retryable: false },
+  MODEL_RATE_LIMITED: { family: 'model', retryable: true },
+  MODEL_REFUSED: { family: 'model', retryable: false },
+  MODEL_TIMEOUT: { family: 'model', retryable: true },
+
+  // The worker and start-up; never in a response body.
+  CONVERSATION_BUSY: { family: 'worker', retryable: true },
+  ACTION_NEEDS_REACH: { family: 'worker', retryable: false },
+  CONFIG_INVALID: { family: 'config', retryable: false },
+  ADMIN_TOKEN_INVALID: { family: 'config', retryable: false },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+export type ErrorCode = keyof typeof errorCodes;
+export type ErrorFamily = ErrorCodeSpec['family'];
+
+/** The codes of one family, e.g. `ErrorCodeOf<'admin'>`. */
+export type ErrorCodeOf<F extends ErrorFamily> = { [K in ErrorCode]: (typeof errorCodes)[K]['family'] extends F ? K : never }[ErrorCode];
+
+/** What an error says about itself wherever it is reported (OpenClaw's errorShape). */
+export interface ErrorShape {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+export function isRetryableCode(code: ErrorCode): boolean {
+  return errorCodes[code].retryable;
+}
+
+export function shapeError(code: ErrorCode, message: string, retryAfterMs?: number): ErrorShape {
+  return { code, message, retryable: isRetryableCode(code), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}

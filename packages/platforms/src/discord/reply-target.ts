@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { PlatformError } from '../errors.ts';
+import type { DiscordReplyTarget } from './discord-sender.ts';
+
+const optionalId = z.string().optional().catch(undefined);
+// A malformed optional field is dropped rather than refused: the message still reaches the channel.
+const discordReplyTargetSchema = z.object({
+  channelId: z.string().min(1),
+  messageId: optionalId,
+  interactionToken: optionalId,
+  applicationId: optionalId,
+});
+
+/** The stored reply target read back (it is jsonb, so only its shape vouches for it); REJECTED without a channel. */
+export function readDiscordReplyTarget(target: Record<string, unknown>): DiscordReplyTarget {
+  const parsed = discordReplyTargetSchema.safeParse(target);
+  if (!parsed.success) throw new PlatformError('REJECTED', 'discord: reply target has no channelId');
+  const { channelId, messageId, interactionToken, applicationId } = parsed.data;
+  return {
+    channelId,
+    ...(messageId !== undefined ? { messageId } : {}),
+    ...(interactionToken !== undefined ? { interactionToken } : {}),
+    ...(applicationId !== undefined ? { applicationId } : {}),
+  };
+}

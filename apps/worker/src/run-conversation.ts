@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
 import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
-import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
+import { cancellingStopOf, createActiveTurn, type ActiveTurn } from './active-turn.ts';
 import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
 import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
@@ -71,7 +71,7 @@ async function runWhileHolding(ctx: WorkerContext, conversationId: number): Prom
       }
     },
     () => {
-      if (held?.active) stopTurn(held.active, 'lease_lost');
+      held?.active?.dispatch({ kind: 'stop', reason: 'lease_lost' });
     },
   );
   return run.kind === 'not_taken' ? 'not_taken' : run.value;
@@ -88,10 +88,10 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     // Registered before the input is read: a signal in between is kept, not
     // lost. The busy mode is fixed once the conversation row is read, before
     // any signal can be applied (signals are delivered on this event loop).
-    const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
+    const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE, ctx.metrics);
     waiting = undefined;
     held.active = active;
-    if (held.lost.aborted) stopTurn(active, 'lease_lost');
+    if (held.lost.aborted) active.dispatch({ kind: 'stop', reason: 'lease_lost' });
     ctx.running.set(conversationId, active);
     const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
     if (!state) return 'done';
@@ -99,7 +99,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx, held), state.outbox) : 'sent';
     const { conversation, pending } = state;
     const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
-    active.mode = mode;
+    active.dispatch({ kind: 'mode_known', mode });
     const platform = conversation.platform as Platform;
     const work = planNextWork(
       mode,
@@ -120,7 +120,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
       waiting = active;
       continue;
     } else {
-      markTaken(active, (work.events.at(-1) as { id: number }).id);
+      active.dispatch({ kind: 'taken', upTo: (work.events.at(-1) as { id: number }).id });
       if (user) ctx.deferred.forget(user.key, conversationId);
       const outcome = await runTurn(ctx, state, work.events, active, held);
       if (outcome.kind === 'deferred') return deferTurn(ctx, conversationId, user?.key);
@@ -135,8 +135,8 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
       toDeliver = outcome.outbox;
       // A slot of this user is free again: the conversation of theirs this worker held back longest goes next.
       if (user) wakeDeferred(ctx, user.key);
-      // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
-      if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
+      const cancelledBy = cancellingStopOf(active.state);
+      if (cancelledBy) stoppedEventIds.add(cancelledBy);
     }
     forgetTurn(ctx, conversationId, active);
     // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
@@ -147,7 +147,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     // The usual end of a turn: it took all the input there was and nothing
     // stopped it. Input that came since is found by the caller's look after
     // the lease is released, so a second state read here would only repeat it.
-    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return 'done';
+    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.state.stopReason === undefined) return 'done';
   }
 }
 

@@ -8,7 +8,6 @@ import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, 
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
-import { applySignal, stopTurn } from './active-turn.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHeartbeatHealth } from './heartbeat-health.ts';
@@ -94,7 +93,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     config.REDIS_PREFIX,
     (signal) => {
       const active = ctx.running.get(signal.conversationId);
-      if (active) applySignal(active, signal, ctx.metrics);
+      active?.dispatch({ kind: 'signal', signal });
     },
     () => log.warn('ignored a malformed conversation signal'),
   );
@@ -136,7 +135,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       await sweep.stop();
       const drained = worker.close();
       const timer = setTimeout(() => {
-        for (const active of ctx.running.values()) stopTurn(active, 'shutdown');
+        for (const active of ctx.running.values()) active.dispatch({ kind: 'stop', reason: 'shutdown' });
       }, config.DRAIN_TIMEOUT_MS);
       await drained;
       clearTimeout(timer);

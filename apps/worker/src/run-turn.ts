@@ -7,6 +7,7 @@ import {
   loadPendingInbound,
   settleRunningTurn,
   type BeginTurnResult,
+  type CommitTurnInput,
   type InboundEventRow,
   type NewTranscriptMessage,
   type OutboxRow,
@@ -78,7 +79,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
-  return commitAndReport(ctx, prepared, begun.turnId, executed, input, active, holding.claimId);
+  return commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
 }
 
 async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, holding: LeaseHolding): Promise<TurnOutcome> {
@@ -158,20 +159,21 @@ function failedTurn(failure: TurnFailure, entries: TranscriptEntry[], log: Worke
   return { entries, status: 'failed', error: failure.code, replyText };
 }
 
-/** The fenced commit, then metrics and lifecycle events. */
-async function commitAndReport(
-  ctx: WorkerContext,
-  prepared: PreparedTurn,
-  turnId: number,
-  executed: ExecutedTurn,
-  input: InboundEventRow[],
-  active: ActiveTurn,
-  claimId: string,
-): Promise<TurnOutcome> {
+/** What a committed turn needs besides its result: the turn, its input and the claim its reply parts are committed under. */
+interface CommitRequest {
+  prepared: PreparedTurn;
+  turnId: number;
+  executed: ExecutedTurn;
+  input: InboundEventRow[];
+  active: ActiveTurn;
+  claimId: string;
+}
+
+/** The fenced commit, then metrics and lifecycle events; a turn cut off or whose lease was lost commits nothing. */
+async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Promise<TurnOutcome> {
+  const { prepared, turnId, executed, active } = request;
   const { conversation, session } = prepared;
-  const conversationId = conversation.id;
-  const sessionId = session.id;
-  const log = ctx.log.child({ conversationId, sessionId, turnId });
+  const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id, turnId });
   const settlement = settlementOf(active.state);
   if (settlement === 'leave_running') {
     log.info('turn cut off by shutdown; left for resume');
@@ -184,11 +186,34 @@ async function commitAndReport(
     log.warn('lease lost mid-turn; nothing committed');
     return { kind: 'lost' };
   }
-  const { entries, status, error } = executed;
-  if (error === 'TURN_TIMEOUT') {
+  if (executed.error === 'TURN_TIMEOUT') {
     ctx.metrics.countTurnLimit('timeout');
     log.warn({ timeoutMs: ctx.config.TURN_TIMEOUT_MS }, 'turn stopped: it ran past TURN_TIMEOUT_MS');
   }
+  const commit = buildCommit(ctx, request);
+  const committed = await commitTurn(ctx.db, commit);
+  if (committed.kind === 'stale') {
+    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
+    ctx.metrics.countSupersededTurn('commit_refused');
+    log.warn('commit refused: the turn was superseded; nothing sent');
+    return { kind: 'lost' };
+  }
+  const { status } = executed;
+  active.dispatch({ kind: 'committed', outcome: status });
+  ctx.history.append(session.id, committed.messages);
+  ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
+  const event = { conversationId: conversation.id, sessionId: session.id, turnId };
+  if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', ...event, reason: active.state.stopReason });
+  await ctx.emit({ type: 'turn.ended', ...event, outcome: status });
+  log.debug({ status, parts: commit.replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  return { kind: 'committed', outbox: committed.outbox };
+}
+
+/** The commit's rows: the input and what the runtime produced as transcript, the reply (and notices) as outbox parts. */
+function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInput {
+  const { prepared, turnId, executed, input, active, claimId } = request;
+  const { conversation, session } = prepared;
+  const { entries, status, error } = executed;
   let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
@@ -201,10 +226,10 @@ async function commitAndReport(
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
-  const committed = await commitTurn(ctx.db, {
+  return {
     turnId,
-    conversationId,
-    sessionId,
+    conversationId: conversation.id,
+    sessionId: session.id,
     status,
     error,
     inboundEventIds: [...input.map((e) => e.id), ...steered.map((e) => e.inboundEventId)],
@@ -213,20 +238,7 @@ async function commitAndReport(
     claimFor: claimId,
     // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
     stoppedByEventId: cancellingStopOf(active.state, status),
-  });
-  if (committed.kind === 'stale') {
-    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
-    ctx.metrics.countSupersededTurn('commit_refused');
-    log.warn('commit refused: the turn was superseded; nothing sent');
-    return { kind: 'lost' };
-  }
-  active.dispatch({ kind: 'committed', outcome: status });
-  ctx.history.append(sessionId, committed.messages);
-  ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
-  if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.state.stopReason });
-  await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
-  log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
-  return { kind: 'committed', outbox: committed.outbox };
+  };
 }
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
 import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
 import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
-import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, recordLifecycleEvent, registerWorker } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, recordLifecycleEvent, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEvent, subscribeSignals } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, enqueueWake, publishLifecycleEvent, subscribeSignals, type TurnQueue } from '@switchboard/queue';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHeartbeatHealth } from './heartbeat-health.ts';
@@ -36,81 +37,14 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
-  const senders = new Map<string, PlatformSender>();
-  if (config.TELEGRAM_BOT_TOKEN) {
-    senders.set('telegram', createTelegramSender({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT, messageLimit: config.TELEGRAM_MESSAGE_LIMIT }));
-  }
-  if (config.DISCORD_BOT_TOKEN) {
-    senders.set('discord', createDiscordSender({ token: config.DISCORD_BOT_TOKEN, apiUrl: config.DISCORD_API_URL, messageLimit: config.DISCORD_MESSAGE_LIMIT }));
-  }
-  if (config.SLACK_BOT_TOKEN) {
-    senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
-  }
+  const ctx = createContext({ config, log, workerId, db, redis, queue });
 
-  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
-  const runtime = createOpenAiRuntime({
-    baseURL: config.MODEL_BASE_URL,
-    apiKey: config.MODEL_API_KEY,
-    model: config.MODEL_NAME,
-    timeoutMs: config.MODEL_TIMEOUT_MS,
-    maxToolIterations: config.MAX_TOOL_ITERATIONS,
-    tools,
-    turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
-    retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
-    onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
-  });
-  const ctx: WorkerContext = {
-    config,
-    db: db.db,
-    sql: db.sql,
-    runtime,
-    summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
-    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
-    senders,
-    history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
-    leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
-    log: log.child({ workerId }),
-    workerId,
-    metrics: createWorkerMetrics(),
-    emit: async (event) => {
-      if (config.EVENT_WEBHOOK_URLS.length > 0) {
-        await recordLifecycleEvent(db.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, config.EVENT_WEBHOOK_URLS);
-      }
-      publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
-    },
-    running: new Map(),
-    heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
-    deferred: createDeferredConversations(),
-    wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
-    closing: false,
-  };
-
-  // Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else).
-  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
-  subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
-  await subscribeSignals(
-    subscriber,
-    config.REDIS_PREFIX,
-    (signal) => {
-      const active = ctx.running.get(signal.conversationId);
-      active?.dispatch({ kind: 'signal', signal });
-    },
-    () => log.warn('ignored a malformed conversation signal'),
-  );
+  const subscriber = await subscribeToSignals(ctx, log);
 
   // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
   // peers are found and restart loops suspended now and on every sweep.
   await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
-  const heartbeat = setInterval(() => {
-    heartbeatWorker(db.db, workerId).then(
-      () => ctx.heartbeat.recordSuccess(),
-      (err: unknown) => {
-        ctx.heartbeat.recordFailure();
-        log.warn({ err }, 'heartbeat failed');
-      },
-    );
-  }, config.HEARTBEAT_INTERVAL_MS);
-  heartbeat.unref();
+  const heartbeat = startHeartbeat(ctx, log);
   await applyRestartRules(ctx);
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
@@ -121,7 +55,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
   health.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
-  log.info({ workerId, url, platforms: [...senders.keys()] }, 'worker started');
+  log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
 
   return {
     workerId,
@@ -152,5 +86,104 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       redis.disconnect();
       await db.close();
     },
+  };
+}
+
+function createSenders(config: WorkerConfig): Map<string, PlatformSender> {
+  const senders = new Map<string, PlatformSender>();
+  if (config.TELEGRAM_BOT_TOKEN) {
+    senders.set('telegram', createTelegramSender({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT, messageLimit: config.TELEGRAM_MESSAGE_LIMIT }));
+  }
+  if (config.DISCORD_BOT_TOKEN) {
+    senders.set('discord', createDiscordSender({ token: config.DISCORD_BOT_TOKEN, apiUrl: config.DISCORD_API_URL, messageLimit: config.DISCORD_MESSAGE_LIMIT }));
+  }
+  if (config.SLACK_BOT_TOKEN) {
+    senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
+  }
+  return senders;
+}
+
+function createRuntime(config: WorkerConfig, log: Logger, workerId: string): ReturnType<typeof createOpenAiRuntime> {
+  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
+  return createOpenAiRuntime({
+    baseURL: config.MODEL_BASE_URL,
+    apiKey: config.MODEL_API_KEY,
+    model: config.MODEL_NAME,
+    timeoutMs: config.MODEL_TIMEOUT_MS,
+    maxToolIterations: config.MAX_TOOL_ITERATIONS,
+    tools,
+    turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
+    retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
+    onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
+  });
+}
+
+/** Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else). */
+async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redis> {
+  const { config } = ctx;
+  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
+  subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
+  await subscribeSignals(
+    subscriber,
+    config.REDIS_PREFIX,
+    (signal) => {
+      const active = ctx.running.get(signal.conversationId);
+      active?.dispatch({ kind: 'signal', signal });
+    },
+    () => log.warn('ignored a malformed conversation signal'),
+  );
+  return subscriber;
+}
+
+function startHeartbeat(ctx: WorkerContext, log: Logger): NodeJS.Timeout {
+  const heartbeat = setInterval(() => {
+    heartbeatWorker(ctx.db, ctx.workerId).then(
+      () => ctx.heartbeat.recordSuccess(),
+      (err: unknown) => {
+        ctx.heartbeat.recordFailure();
+        log.warn({ err }, 'heartbeat failed');
+      },
+    );
+  }, ctx.config.HEARTBEAT_INTERVAL_MS);
+  heartbeat.unref();
+  return heartbeat;
+}
+
+interface ContextParts {
+  config: WorkerConfig;
+  log: Logger;
+  workerId: string;
+  db: DbClient;
+  redis: Redis;
+  queue: TurnQueue;
+}
+
+function createContext({ config, log, workerId, db, redis, queue }: ContextParts): WorkerContext {
+  const senders = createSenders(config);
+  const runtime = createRuntime(config, log, workerId);
+  return {
+    config,
+    db: db.db,
+    sql: db.sql,
+    runtime,
+    summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
+    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
+    senders,
+    history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
+    leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
+    log: log.child({ workerId }),
+    workerId,
+    metrics: createWorkerMetrics(),
+    emit: async (event) => {
+      if (config.EVENT_WEBHOOK_URLS.length > 0) {
+        await recordLifecycleEvent(db.db, { conversationId: event.conversationId, type: event.type, payload: { ...event, at: new Date().toISOString() } }, config.EVENT_WEBHOOK_URLS);
+      }
+      publishLifecycleEvent(redis, config.REDIS_PREFIX, event).catch((err: unknown) => log.debug({ err }, 'lifecycle event not published'));
+    },
+    running: new Map(),
+    heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
+    deferred: createDeferredConversations(),
+    wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
+    closing: false,
   };
 }

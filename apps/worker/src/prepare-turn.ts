@@ -8,7 +8,7 @@ import {
   trimOldestToFit,
 } from '@switchboard/core';
 import { beginTurn, ensureCurrentSession, loadConversation, loadSession, type BeginTurnResult, type ConversationRow, type InboundEventRow, type MessageRow, type SessionRow, type TurnState } from '@switchboard/db';
-import { stopTurn, type ActiveTurn } from './active-turn.ts';
+import type { ActiveTurn } from './active-turn.ts';
 import { compressConversation } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -55,7 +55,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
     maxRunningPerUser: ctx.config.USER_MAX_RUNNING_TURNS,
   }).then(async (begun) => {
     if (begun.kind === 'begun') await ctx.emit({ type: 'turn.started', conversationId, sessionId: session.id, turnId: begun.turnId });
-    else stopTurn(active, 'not_begun');
+    else active.dispatch({ kind: 'stop', reason: 'not_begun' });
     return begun;
   });
   // Awaited before the commit; this only keeps an early exit from leaving its failure unhandled.

@@ -17,14 +17,12 @@ export interface CompactionJobResult {
   summarisedMessages?: number;
 }
 
-/** Thrown to have BullMQ retry the job (with backoff) while another worker runs the conversation. */
-export class ConversationBusyError extends Error {
-  readonly code = 'CONVERSATION_BUSY';
-  constructor(conversationId: number) {
-    super(`conversation ${conversationId} is busy; the compaction will be retried`);
-    this.name = 'ConversationBusyError';
-  }
-}
+/**
+ * What became of the job: `done` (its result, a no-op included), or `busy`
+ * while another worker runs the conversation: nothing was done, and the job
+ * layer (turn-worker.ts) has it retried with backoff.
+ */
+export type CompactionJobOutcome = { kind: 'done'; result: CompactionJobResult } | { kind: 'busy' };
 
 /** The audit `result` of each outcome: `ok`, or a stable code saying why nothing was done. */
 const auditResults: Record<CompressionOutcome, string> = {
@@ -46,18 +44,19 @@ const auditResults: Record<CompressionOutcome, string> = {
  * the old session while its tail is copied to the child would lose messages.
  * A job whose session is no longer current succeeds at once as a no-op, even
  * when the lease is taken: waiting for the lease could only end in the same
- * answer. Otherwise a taken lease throws ConversationBusyError, and the job
- * is retried until the holder's turn ends.
+ * answer. Otherwise a taken lease is `busy`, and the job is retried until
+ * the holder's turn ends.
  *
  * Not `runConversation(…, { compactFirst })`: that path cannot pass the
  * session the job names. The lease is released before the conversation's
  * input is run, through runConversation, which takes it again.
  */
-export async function runCompactionJob(ctx: WorkerContext, job: CompactConversationJob, jobId: string | undefined): Promise<CompactionJobResult> {
+export async function runCompactionJob(ctx: WorkerContext, job: CompactConversationJob, jobId: string | undefined): Promise<CompactionJobOutcome> {
   const { conversationId, sessionId } = job;
   const conversation = await loadConversation(ctx.db, conversationId);
   if (sessionId !== undefined && conversation?.currentSessionId !== sessionId) {
-    return finishCompaction(ctx, job, jobId, { outcome: 'superseded', changed: false, sessionId, currentSessionId: conversation?.currentSessionId ?? undefined });
+    const result = await finishCompaction(ctx, job, jobId, { outcome: 'superseded', changed: false, sessionId, currentSessionId: conversation?.currentSessionId ?? undefined });
+    return { kind: 'done', result };
   }
   // A lost lease does not stop the compaction: its advisory lock still keeps two compressions of one conversation apart (docs/compression.md).
   const run = await ctx.leases.runHeld(conversationId, async () => {
@@ -71,7 +70,7 @@ export async function runCompactionJob(ctx: WorkerContext, job: CompactConversat
       summarisedMessages: compression.summarisedMessages,
     } satisfies CompactionJobResult;
   });
-  if (run.kind === 'not_taken') throw new ConversationBusyError(conversationId);
+  if (run.kind === 'not_taken') return { kind: 'busy' };
   const result: CompactionJobResult = run.value;
   await finishCompaction(ctx, job, jobId, result);
   // A wake-up that came while the lease was held found it taken and left its input to the holder: run it now.
@@ -81,7 +80,7 @@ export async function runCompactionJob(ctx: WorkerContext, job: CompactConversat
   } catch (err) {
     ctx.log.warn({ err, conversationId, jobId }, 'input after an operator compaction not run; the recovery sweep will run it');
   }
-  return result;
+  return { kind: 'done', result };
 }
 
 /** Logs the outcome and writes the audit row, so the operator learns what became of the request (a no-op says so). */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isNearLimitPart, parseChatCommand, planNextWork, type Platform } from '@switchboard/core';
-import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow } from '@switchboard/db';
-import { createActiveTurn, markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
+import { isNearLimitPart, parseChatCommand, planNextWork, type BusyInputModeName, type NextWork, type PendingInput, type Platform } from '@switchboard/core';
+import { hasPendingWork, loadTurnState, pendingInputAges, type InboundEventRow, type OutboxRow, type TurnState } from '@switchboard/db';
+import { cancellingStopOf, createActiveTurn, type ActiveTurn } from './active-turn.ts';
 import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
 import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
@@ -71,84 +71,145 @@ async function runWhileHolding(ctx: WorkerContext, conversationId: number): Prom
       }
     },
     () => {
-      if (held?.active) stopTurn(held.active, 'lease_lost');
+      held?.active?.dispatch({ kind: 'stop', reason: 'lease_lost' });
     },
   );
   return run.kind === 'not_taken' ? 'not_taken' : run.value;
 }
 
-/** 'yield': the conversation could not make progress now (rechecks in a row); the sweep wakes it again. */
+/** What one drain of the conversation carries from pass to pass. */
+interface DrainLoop {
+  /** The /stop events that actually cancelled a turn in this drain (their reply says "Stopped."). */
+  stoppedEventIds: Set<number>;
+  /** Rechecks in a row; at maxRechecks the sweep is left to come back. */
+  rechecks: number;
+  /** Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts. */
+  waiting?: ActiveTurn;
+}
+
+/** How a pass ends: leave the loop (`done`, or `yield` to the sweep), or read the state again. */
+type PassResult = 'done' | 'yield' | 'again';
+
+/**
+ * 'yield': the conversation could not make progress now (rechecks in a row);
+ * the sweep wakes it again. Each pass: plan the next work → run it (a command
+ * or a turn) → deliver its replies, then decide whether to read again.
+ */
 async function drainConversation(ctx: WorkerContext, conversationId: number, held: HeldTurn): Promise<'done' | 'yield'> {
-  const stoppedEventIds = new Set<number>();
-  let rechecks = 0;
-  // Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts.
-  let waiting: ActiveTurn | undefined;
+  const loop: DrainLoop = { stoppedEventIds: new Set(), rechecks: 0 };
   for (;;) {
     if (ctx.closing) return 'done';
-    // Registered before the input is read: a signal in between is kept, not
-    // lost. The busy mode is fixed once the conversation row is read, before
-    // any signal can be applied (signals are delivered on this event loop).
-    const active = waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE);
-    waiting = undefined;
-    held.active = active;
-    if (held.lost.aborted) stopTurn(active, 'lease_lost');
-    ctx.running.set(conversationId, active);
-    const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
-    if (!state) return 'done';
-    // Older replies and notices go out before anything this pass produces.
-    const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx, held), state.outbox) : 'sent';
-    const { conversation, pending } = state;
-    const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
-    active.mode = mode;
-    const platform = conversation.platform as Platform;
-    const work = planNextWork(
-      mode,
-      pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
-      maxInputPerTurn,
-    );
-    // Rows another live worker is sending are not this worker's to wait for: the sweep comes back (no spin on the lease).
-    if (work.kind === 'idle') return older === 'elsewhere' ? 'yield' : 'done';
-    let toDeliver: OutboxRow[];
-    // The user of the input the turn would take (the oldest pending), when a turn would start now.
-    const user = work.kind === 'turn' ? state.pendingUser : undefined;
-    if (work.kind === 'command') {
-      toDeliver = await handleCommand(ctx, conversation, work.event, stoppedEventIds, held.claimId);
-    } else if (user && state.lastTurn?.status !== 'running' && user.runningTurns >= ctx.config.USER_MAX_RUNNING_TURNS) {
-      // Checked before anything starts (no model request, no row); beginTurn holds the limit exactly when this read raced.
-      return deferTurn(ctx, conversationId, user.key);
-    } else if (await waitForMoreInput(ctx, conversationId, mode, isNearLimitPart(platform, (work.events.at(-1) as { text: string }).text))) {
-      waiting = active;
-      continue;
-    } else {
-      markTaken(active, (work.events.at(-1) as { id: number }).id);
-      if (user) ctx.deferred.forget(user.key, conversationId);
-      const outcome = await runTurn(ctx, state, work.events, active, held);
-      if (outcome.kind === 'deferred') return deferTurn(ctx, conversationId, user?.key);
-      if (outcome.kind === 'recheck') {
-        // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
-        await applyRestartRules(ctx);
-        if (++rechecks >= maxRechecks) return 'yield';
-        continue;
-      }
-      if (outcome.kind === 'lost') return 'yield'; // another holder has it, or the sweep hands it on
-      if (outcome.kind === 'cut_off') return 'done';
-      toDeliver = outcome.outbox;
-      // A slot of this user is free again: the conversation of theirs this worker held back longest goes next.
-      if (user) wakeDeferred(ctx, user.key);
-      // "Stopped." only when the stop really cancelled the turn (a stop that lands after the answer is complete does not).
-      if (active.stoppedByEventId && active.outcome === 'cancelled') stoppedEventIds.add(active.stoppedByEventId);
-    }
+    const active = registerTurn(ctx, conversationId, held, loop);
+    const planned = await planPass(ctx, conversationId, held, active);
+    if (planned.kind === 'exit') return planned.result;
+    const ran = await runWork(ctx, planned.plan, held, active, loop);
+    if (ran.kind === 'exit') return ran.result;
+    if (ran.kind === 'again') continue;
     forgetTurn(ctx, conversationId, active);
-    // Delivered before the next read, so the reply goes out now and the next pass does not see it pending.
-    const delivery = await deliverPendingOutbox(deliveryDeps(ctx, held), toDeliver);
-    // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
-    if (delivery === 'elsewhere') return 'yield';
-    const delivered = delivery === 'sent';
-    // The usual end of a turn: it took all the input there was and nothing
-    // stopped it. Input that came since is found by the caller's look after
-    // the lease is released, so a second state read here would only repeat it.
-    if (work.kind === 'turn' && delivered && work.events.length === state.pending.length && active.stopReason === undefined) return 'done';
+    const next = await deliverPass(ctx, planned.plan, held, active, ran.outbox);
+    if (next !== 'again') return next;
   }
+}
+
+/**
+ * Registers the pass's turn before the input is read: a signal in between is
+ * kept, not lost. The busy mode is fixed once the conversation row is read,
+ * before any signal can be applied (signals are delivered on this event loop).
+ */
+function registerTurn(ctx: WorkerContext, conversationId: number, held: HeldTurn, loop: DrainLoop): ActiveTurn {
+  const active = loop.waiting ?? createActiveTurn(conversationId, ctx.config.BUSY_INPUT_MODE, ctx.metrics);
+  loop.waiting = undefined;
+  held.active = active;
+  if (held.lost.aborted) active.dispatch({ kind: 'stop', reason: 'lease_lost' });
+  ctx.running.set(conversationId, active);
+  return active;
+}
+
+/** The next work of a pass, with the state it was planned from. */
+interface PassPlan {
+  state: TurnState;
+  work: Exclude<NextWork<PlannedInput>, { kind: 'idle' }>;
+  mode: BusyInputModeName;
+  platform: Platform;
+}
+
+type PlannedInput = InboundEventRow & PendingInput;
+
+/** Reads the state (one statement), delivers older outbox rows first, and plans the next work. */
+async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTurn, active: ActiveTurn): Promise<{ kind: 'exit'; result: 'done' | 'yield' } | { kind: 'work'; plan: PassPlan }> {
+  const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
+  if (!state) return { kind: 'exit', result: 'done' };
+  // Older replies and notices go out before anything this pass produces.
+  const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx, held), state.outbox) : 'sent';
+  const { conversation, pending } = state;
+  const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
+  active.dispatch({ kind: 'mode_known', mode });
+  const platform = conversation.platform as Platform;
+  const work = planNextWork(
+    mode,
+    pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
+    maxInputPerTurn,
+  );
+  // Rows another live worker is sending are not this worker's to wait for: the sweep comes back (no spin on the lease).
+  if (work.kind === 'idle') return { kind: 'exit', result: older === 'elsewhere' ? 'yield' : 'done' };
+  return { kind: 'work', plan: { state, work, mode, platform } };
+}
+
+/** What running the planned work left: rows to deliver, a reason to leave the loop, or a reason to read again. */
+type WorkResult = { kind: 'deliver'; outbox: OutboxRow[] } | { kind: 'exit'; result: 'done' | 'yield' } | { kind: 'again' };
+
+/** Runs the planned command, or holds the turn back (its user is busy, more input is on its way), or runs it. */
+async function runWork(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, active: ActiveTurn, loop: DrainLoop): Promise<WorkResult> {
+  const { state, work } = plan;
+  if (work.kind === 'command') return { kind: 'deliver', outbox: await handleCommand(ctx, state.conversation, work.event, loop.stoppedEventIds, held.claimId) };
+  // The user of the input the turn would take (the oldest pending).
+  const user = state.pendingUser;
+  if (user && state.lastTurn?.status !== 'running' && user.runningTurns >= ctx.config.USER_MAX_RUNNING_TURNS) {
+    // Checked before anything starts (no model request, no row); beginTurn holds the limit exactly when this read raced.
+    return { kind: 'exit', result: deferTurn(ctx, state.conversation.id, user.key) };
+  }
+  const last = work.events.at(-1) as PlannedInput;
+  if (await waitForMoreInput(ctx, state.conversation.id, plan.mode, isNearLimitPart(plan.platform, last.text))) {
+    loop.waiting = active;
+    return { kind: 'again' };
+  }
+  active.dispatch({ kind: 'taken', upTo: last.id });
+  if (user) ctx.deferred.forget(user.key, state.conversation.id);
+  return runTakenTurn(ctx, plan, work.events, held, active, loop);
+}
+
+/** Runs the turn that took the planned input, and says what its outcome means for the loop. */
+async function runTakenTurn(ctx: WorkerContext, plan: PassPlan, input: PlannedInput[], held: HeldTurn, active: ActiveTurn, loop: DrainLoop): Promise<WorkResult> {
+  const { state } = plan;
+  const user = state.pendingUser;
+  const outcome = await runTurn(ctx, state, input, active, held);
+  if (outcome.kind === 'deferred') return { kind: 'exit', result: deferTurn(ctx, state.conversation.id, user?.key) };
+  if (outcome.kind === 'recheck') {
+    // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
+    await applyRestartRules(ctx);
+    if (++loop.rechecks >= maxRechecks) return { kind: 'exit', result: 'yield' };
+    return { kind: 'again' };
+  }
+  if (outcome.kind === 'lost') return { kind: 'exit', result: 'yield' }; // another holder has it, or the sweep hands it on
+  if (outcome.kind === 'cut_off') return { kind: 'exit', result: 'done' };
+  // A slot of this user is free again: the conversation of theirs this worker held back longest goes next.
+  if (user) wakeDeferred(ctx, user.key);
+  const cancelledBy = cancellingStopOf(active.state);
+  if (cancelledBy) loop.stoppedEventIds.add(cancelledBy);
+  return { kind: 'deliver', outbox: outcome.outbox };
+}
+
+/** Delivers the pass's rows (before the next read, so the reply goes out now), then decides whether to read again. */
+async function deliverPass(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, active: ActiveTurn, outbox: OutboxRow[]): Promise<PassResult> {
+  const delivery = await deliverPendingOutbox(deliveryDeps(ctx, held), outbox);
+  // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
+  if (delivery === 'elsewhere') return 'yield';
+  // The usual end of a turn: it took all the input there was and nothing
+  // stopped it. Input that came since is found by the caller's look after
+  // the lease is released, so a second state read here would only repeat it.
+  const { work, state } = plan;
+  if (work.kind === 'turn' && delivery === 'sent' && work.events.length === state.pending.length && active.state.stopReason === undefined) return 'done';
+  return 'again';
 }
 
 /**

@@ -7,12 +7,13 @@ import {
   loadPendingInbound,
   settleRunningTurn,
   type BeginTurnResult,
+  type CommitTurnInput,
   type InboundEventRow,
   type NewTranscriptMessage,
   type OutboxRow,
   type TurnState,
 } from '@switchboard/db';
-import { markTaken, stopTurn, type ActiveTurn } from './active-turn.ts';
+import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn } from './active-turn.ts';
 import type { LeaseHolding } from './conversation-lease.ts';
 import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
@@ -66,7 +67,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   // The turn's time budget (issue 17, defect 3) runs from here: compression, model requests,
   // retries and tools all count; the commit and the delivery do not. It ends the turn through
   // the same signal as /stop, so every wait the turn is in is cut at once.
-  const deadline = setTimeout(() => stopTurn(active, 'timeout'), ctx.config.TURN_TIMEOUT_MS);
+  const deadline = setTimeout(() => active.dispatch({ kind: 'stop', reason: 'timeout' }), ctx.config.TURN_TIMEOUT_MS);
   let prepared: Awaited<ReturnType<typeof prepareTurn>>;
   let executed: ExecutedTurn;
   try {
@@ -78,7 +79,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
-  return commitAndReport(ctx, prepared, begun.turnId, executed, input, active, holding.claimId);
+  return commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
 }
 
 async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, holding: LeaseHolding): Promise<TurnOutcome> {
@@ -114,8 +115,9 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
   const stopped = (): ExecutedTurn => {
     // Out of time: ended like a model that kept failing (one notice, `failed`, the input consumed), never a restart.
-    if (active.stopReason === 'timeout') return { entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut };
-    return { entries: [], status: active.stopReason === 'stop' ? 'cancelled' : 'interrupted', replyText: null };
+    const status = stoppedTurnStatus(active.state);
+    if (status === 'timed_out') return { entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut };
+    return { entries: [], status, replyText: null };
   };
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
@@ -135,13 +137,13 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
         }
         if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
-      takeSteerInput: active.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
+      takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
     });
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries };
-    if (result.outcome === 'failed') return active.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log);
+    if (result.outcome === 'failed') return active.state.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log);
     return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text };
   } catch (caught) {
-    if (active.stopReason === 'timeout') return stopped();
+    if (active.state.stopReason === 'timeout') return stopped();
     log.error({ err: caught }, 'turn failed with an unexpected error');
     ctx.metrics.countUnexpectedError('turn');
     return { entries: [], status: 'failed', error: 'UNEXPECTED', replyText: notices.failed };
@@ -157,36 +159,61 @@ function failedTurn(failure: TurnFailure, entries: TranscriptEntry[], log: Worke
   return { entries, status: 'failed', error: failure.code, replyText };
 }
 
-/** The fenced commit, then metrics and lifecycle events. */
-async function commitAndReport(
-  ctx: WorkerContext,
-  prepared: PreparedTurn,
-  turnId: number,
-  executed: ExecutedTurn,
-  input: InboundEventRow[],
-  active: ActiveTurn,
-  claimId: string,
-): Promise<TurnOutcome> {
+/** What a committed turn needs besides its result: the turn, its input and the claim its reply parts are committed under. */
+interface CommitRequest {
+  prepared: PreparedTurn;
+  turnId: number;
+  executed: ExecutedTurn;
+  input: InboundEventRow[];
+  active: ActiveTurn;
+  claimId: string;
+}
+
+/** The fenced commit, then metrics and lifecycle events; a turn cut off or whose lease was lost commits nothing. */
+async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Promise<TurnOutcome> {
+  const { prepared, turnId, executed, active } = request;
   const { conversation, session } = prepared;
-  const conversationId = conversation.id;
-  const sessionId = session.id;
-  const log = ctx.log.child({ conversationId, sessionId, turnId });
-  if (active.stopReason === 'shutdown') {
+  const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id, turnId });
+  const settlement = settlementOf(active.state);
+  if (settlement === 'leave_running') {
     log.info('turn cut off by shutdown; left for resume');
     return { kind: 'cut_off' };
   }
-  if (active.stopReason === 'lease_lost') {
+  if (settlement === 'abandon') {
     // No restart happened: the turn ends here, uncounted, and its input stays pending for the new holder.
     await abandonTurn(ctx.db, turnId, 'lease_lost');
     ctx.metrics.countSupersededTurn('lease_lost');
     log.warn('lease lost mid-turn; nothing committed');
     return { kind: 'lost' };
   }
-  const { entries, status, error } = executed;
-  if (error === 'TURN_TIMEOUT') {
+  if (executed.error === 'TURN_TIMEOUT') {
     ctx.metrics.countTurnLimit('timeout');
     log.warn({ timeoutMs: ctx.config.TURN_TIMEOUT_MS }, 'turn stopped: it ran past TURN_TIMEOUT_MS');
   }
+  const commit = buildCommit(ctx, request);
+  const committed = await commitTurn(ctx.db, commit);
+  if (committed.kind === 'stale') {
+    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
+    ctx.metrics.countSupersededTurn('commit_refused');
+    log.warn('commit refused: the turn was superseded; nothing sent');
+    return { kind: 'lost' };
+  }
+  const { status } = executed;
+  active.dispatch({ kind: 'committed', outcome: status });
+  ctx.history.append(session.id, committed.messages);
+  ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
+  const event = { conversationId: conversation.id, sessionId: session.id, turnId };
+  if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', ...event, reason: active.state.stopReason });
+  await ctx.emit({ type: 'turn.ended', ...event, outcome: status });
+  log.debug({ status, parts: commit.replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  return { kind: 'committed', outbox: committed.outbox };
+}
+
+/** The commit's rows: the input and what the runtime produced as transcript, the reply (and notices) as outbox parts. */
+function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInput {
+  const { prepared, turnId, executed, input, active, claimId } = request;
+  const { conversation, session } = prepared;
+  const { entries, status, error } = executed;
   let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
@@ -199,10 +226,10 @@ async function commitAndReport(
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
-  const committed = await commitTurn(ctx.db, {
+  return {
     turnId,
-    conversationId,
-    sessionId,
+    conversationId: conversation.id,
+    sessionId: session.id,
     status,
     error,
     inboundEventIds: [...input.map((e) => e.id), ...steered.map((e) => e.inboundEventId)],
@@ -210,21 +237,8 @@ async function commitAndReport(
     replies,
     claimFor: claimId,
     // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
-    stoppedByEventId: status === 'cancelled' ? active.stoppedByEventId : undefined,
-  });
-  if (committed.kind === 'stale') {
-    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
-    ctx.metrics.countSupersededTurn('commit_refused');
-    log.warn('commit refused: the turn was superseded; nothing sent');
-    return { kind: 'lost' };
-  }
-  active.outcome = status;
-  ctx.history.append(sessionId, committed.messages);
-  ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
-  if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', conversationId, sessionId, turnId, reason: active.stopReason });
-  await ctx.emit({ type: 'turn.ended', conversationId, sessionId, turnId, outcome: status });
-  log.debug({ status, parts: replies[0]?.chunks.length ?? 0 }, 'turn committed');
-  return { kind: 'committed', outbox: committed.outbox };
+    stoppedByEventId: cancellingStopOf(active.state, status),
+  };
 }
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
@@ -232,12 +246,12 @@ async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{
   const pending = await loadPendingInbound(ctx.db, active.conversationId, ctx.config.MAX_QUEUED_INPUT);
   const taken: { text: string; inboundEventId: number }[] = [];
   for (const event of pending) {
-    if (event.id <= (active.takenUpTo ?? 0)) continue;
+    if (event.id <= (active.state.takenUpTo ?? 0)) continue;
     if (parseChatCommand(event.text)) break;
     taken.push({ text: event.text, inboundEventId: event.id });
   }
   const lastTaken = taken.at(-1);
-  if (lastTaken) markTaken(active, lastTaken.inboundEventId);
+  if (lastTaken) active.dispatch({ kind: 'taken', upTo: lastTaken.inboundEventId });
   return taken;
 }
 

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
 import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
 import { estimateMessageTokens } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
-import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals } from '@switchboard/queue';
-import { applySignal, stopTurn } from './active-turn.ts';
+import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHeartbeatHealth } from './heartbeat-health.ts';
@@ -38,6 +38,59 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
+  const ctx = createContext({ config, log, workerId, db, redis, queue });
+
+  const subscriber = await subscribeToSignals(ctx, log);
+
+  // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
+  // peers are found and restart loops suspended now and on every sweep.
+  await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
+  const heartbeat = startHeartbeat(ctx, log);
+  await applyRestartRules(ctx);
+
+  const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
+  const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
+  const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
+
+  const health = Fastify({ logger: false });
+  health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
+  health.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
+  const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
+  log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
+
+  return {
+    workerId,
+    url,
+    metrics: ctx.metrics,
+    async close() {
+      // Stop taking jobs, give running turns the drain window to finish, then
+      // cut off what still runs (left for resume), then queues, Redis, Postgres.
+      ctx.closing = true;
+      await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
+      await sweep.stop();
+      const drained = worker.close();
+      const timer = setTimeout(() => {
+        for (const active of ctx.running.values()) active.dispatch({ kind: 'stop', reason: 'shutdown' });
+      }, config.DRAIN_TIMEOUT_MS);
+      await drained;
+      clearTimeout(timer);
+      // What was still running when the drain window closed was cut off by this restart: count it once.
+      const cutOff = await cutOffRunningTurns(db.db, { workerId });
+      ctx.metrics.countRestartIncrements(cutOff.length);
+      if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
+      await webhooks?.stop();
+      clearInterval(heartbeat);
+      await markWorkerStatus(db.db, workerId, 'stopped');
+      await health.close();
+      await queue.close();
+      subscriber.disconnect();
+      redis.disconnect();
+      await db.close();
+    },
+  };
+}
+
+function createSenders(config: WorkerConfig): Map<string, PlatformSender> {
   const senders = new Map<string, PlatformSender>();
   if (config.TELEGRAM_BOT_TOKEN) {
     senders.set('telegram', createTelegramSender({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT, messageLimit: config.TELEGRAM_MESSAGE_LIMIT }));
@@ -48,9 +101,12 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   if (config.SLACK_BOT_TOKEN) {
     senders.set('slack', createSlackSender({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, messageLimit: config.SLACK_MESSAGE_LIMIT }));
   }
+  return senders;
+}
 
+function createRuntime(config: WorkerConfig, log: Logger, workerId: string): ReturnType<typeof createOpenAiRuntime> {
   const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
-  const runtime = createOpenAiRuntime({
+  return createOpenAiRuntime({
     baseURL: config.MODEL_BASE_URL,
     apiKey: config.MODEL_API_KEY,
     model: config.MODEL_NAME,
@@ -61,8 +117,53 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
     onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
   });
+}
+
+/** Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else). */
+async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redis> {
+  const { config } = ctx;
+  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
+  subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
+  await subscribeSignals(
+    subscriber,
+    config.REDIS_PREFIX,
+    (signal) => {
+      const active = ctx.running.get(signal.conversationId);
+      active?.dispatch({ kind: 'signal', signal });
+    },
+    () => log.warn('ignored a malformed conversation signal'),
+  );
+  return subscriber;
+}
+
+function startHeartbeat(ctx: WorkerContext, log: Logger): NodeJS.Timeout {
+  const heartbeat = setInterval(() => {
+    heartbeatWorker(ctx.db, ctx.workerId).then(
+      () => ctx.heartbeat.recordSuccess(),
+      (err: unknown) => {
+        ctx.heartbeat.recordFailure();
+        log.warn({ err }, 'heartbeat failed');
+      },
+    );
+  }, ctx.config.HEARTBEAT_INTERVAL_MS);
+  heartbeat.unref();
+  return heartbeat;
+}
+
+interface ContextParts {
+  config: WorkerConfig;
+  log: Logger;
+  workerId: string;
+  db: DbClient;
+  redis: Redis;
+  queue: TurnQueue;
+}
+
+function createContext({ config, log, workerId, db, redis, queue }: ContextParts): WorkerContext {
+  const senders = createSenders(config);
+  const runtime = createRuntime(config, log, workerId);
   const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
-  const ctx: WorkerContext = {
+  return {
     config,
     db: db.db,
     sql: db.sql,
@@ -82,74 +183,5 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     deferred: createDeferredConversations(),
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
     closing: false,
-  };
-
-  // Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else).
-  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
-  subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
-  await subscribeSignals(
-    subscriber,
-    config.REDIS_PREFIX,
-    (signal) => {
-      const active = ctx.running.get(signal.conversationId);
-      if (active) applySignal(active, signal, ctx.metrics);
-    },
-    () => log.warn('ignored a malformed conversation signal'),
-  );
-
-  // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
-  // peers are found and restart loops suspended now and on every sweep.
-  await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
-  const heartbeat = setInterval(() => {
-    heartbeatWorker(db.db, workerId).then(
-      () => ctx.heartbeat.recordSuccess(),
-      (err: unknown) => {
-        ctx.heartbeat.recordFailure();
-        log.warn({ err }, 'heartbeat failed');
-      },
-    );
-  }, config.HEARTBEAT_INTERVAL_MS);
-  heartbeat.unref();
-  await applyRestartRules(ctx);
-
-  const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
-  const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
-  const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
-
-  const health = Fastify({ logger: false });
-  health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
-  health.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
-  const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
-  log.info({ workerId, url, platforms: [...senders.keys()] }, 'worker started');
-
-  return {
-    workerId,
-    url,
-    metrics: ctx.metrics,
-    async close() {
-      // Stop taking jobs, give running turns the drain window to finish, then
-      // cut off what still runs (left for resume), then queues, Redis, Postgres.
-      ctx.closing = true;
-      await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
-      await sweep.stop();
-      const drained = worker.close();
-      const timer = setTimeout(() => {
-        for (const active of ctx.running.values()) stopTurn(active, 'shutdown');
-      }, config.DRAIN_TIMEOUT_MS);
-      await drained;
-      clearTimeout(timer);
-      // What was still running when the drain window closed was cut off by this restart: count it once.
-      const cutOff = await cutOffRunningTurns(db.db, { workerId });
-      ctx.metrics.countRestartIncrements(cutOff.length);
-      if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
-      await webhooks?.stop();
-      clearInterval(heartbeat);
-      await markWorkerStatus(db.db, workerId, 'stopped');
-      await health.close();
-      await queue.close();
-      subscriber.disconnect();
-      redis.disconnect();
-      await db.close();
-    },
   };
 }

@@ -1,10 +1,25 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
-import { ConversationBusyError, runCompactionJob } from './run-compaction.ts';
+import { runCompactionJob } from './run-compaction.ts';
 import { runConversation } from './run-conversation.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 type Handler = (job: Job) => Promise<unknown>;
+
+/**
+ * Thrown by a handler, and only here in the job layer, to have BullMQ retry
+ * the job with the catalog's backoff: an expected wait, not a failure (the
+ * handlers themselves return what happened as a value).
+ */
+export class RetryLaterError extends Error {
+  constructor(
+    readonly code: 'CONVERSATION_BUSY',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RetryLaterError';
+  }
+}
 
 /**
  * The BullMQ worker for the turns queue. Every job name in the catalog must
@@ -20,9 +35,11 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
     },
     [JobName.CompactConversation]: async (job) => {
       const payload: CompactConversationJob = jobCatalog[JobName.CompactConversation].schema.parse(job.data);
-      // Throws ConversationBusyError (retried with backoff) only while another worker runs the
-      // conversation; a no-op (the session moved on, nothing to gain) is a success that says so.
-      return runCompactionJob(ctx, payload, job.id);
+      // Retried with backoff only while another worker runs the conversation; a no-op
+      // (the session moved on, nothing to gain) is a success that says so.
+      const outcome = await runCompactionJob(ctx, payload, job.id);
+      if (outcome.kind === 'busy') throw new RetryLaterError('CONVERSATION_BUSY', `conversation ${payload.conversationId} is busy; the compaction will be retried`);
+      return outcome.result;
     },
   };
   for (const name of Object.values(JobName)) {
@@ -40,7 +57,7 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
   worker.on('error', (err) => ctx.log.warn({ err }, 'turn worker error'));
   worker.on('failed', (job, err) => {
     // Expected while another worker runs the conversation: the job is retried with backoff.
-    if (err instanceof ConversationBusyError) ctx.log.debug({ jobId: job?.id, attempts: job?.attemptsMade }, 'compaction waits for the conversation');
+    if (err instanceof RetryLaterError) ctx.log.debug({ jobId: job?.id, attempts: job?.attemptsMade }, 'compaction waits for the conversation');
     else ctx.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'wake-up job failed');
   });
   return worker;

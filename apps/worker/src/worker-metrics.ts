@@ -31,6 +31,37 @@ export function createWorkerMetrics(): WorkerMetrics {
   // The standard process_* and nodejs_* names, unprefixed so stock Node.js dashboards work; the scrape target
   // (job/instance labels) tells worker and gateway apart.
   collectDefaultMetrics({ register: registry });
+  const { interruptLatency, wakeDelay, turnDuration, notes, compressions, compressionGateway, compressionSummariser } = registerTimings(registry);
+  const { trimmed, trimmedMessages, unexpected, superseded, turnLimits, restarts, suspensions, interrupts, deliveries, rateLimited } = registerCounters(registry);
+  return {
+    registry,
+    countRestartIncrements: (n) => restarts.inc(n),
+    countSuspension: (reason) => suspensions.inc({ reason }),
+    countSupersededTurn: (reason) => superseded.inc({ reason }),
+    countTurnLimit: (limit) => turnLimits.inc({ limit }),
+    countUnexpectedError: (where) => unexpected.inc({ where }),
+    countCompression: (outcome) => compressions.inc({ outcome }),
+    observeCompressionGateway: (ms) => compressionGateway.observe(ms / 1000),
+    observeCompressionSummariser: (outcome, ms) => compressionSummariser.observe({ outcome }, ms / 1000),
+    countTrimmedRequest: (dropped) => {
+      trimmed.inc();
+      trimmedMessages.inc(dropped);
+    },
+    observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
+    // A clock stepped backwards between the two machines would give a negative delay; it is no delay.
+    observeWakeDelay: (ms) => wakeDelay.observe(Math.max(0, ms) / 1000),
+    observeTurn: (outcome, seconds) => {
+      turnDuration.observe({ outcome }, seconds);
+      if (outcome === 'interrupted' || outcome === 'cancelled') interrupts.inc({ outcome });
+    },
+    countDelivery: (platform, outcome) => deliveries.inc({ platform, outcome }),
+    countRateLimited: (platform) => rateLimited.inc({ platform }),
+    countRecoveryNote: (kind) => notes.inc({ kind }),
+  };
+}
+
+/** Latencies and durations (and the counters that belong with them), registered in the order /metrics has always listed them. */
+function registerTimings(registry: Registry) {
   const interruptLatency = new Histogram({
     name: 'switchboard_interrupt_latency_seconds',
     help: 'From the gateway storing new input to the running turn being aborted',
@@ -67,6 +98,10 @@ export function createWorkerMetrics(): WorkerMetrics {
     buckets: compressionBuckets,
     registers: [registry],
   });
+  return { interruptLatency, wakeDelay, turnDuration, notes, compressions, compressionGateway, compressionSummariser };
+}
+
+function registerCounters(registry: Registry) {
   const trimmed = new Counter({
     name: 'switchboard_requests_trimmed_total',
     help: 'Model requests sent with the oldest messages left out because compression could not run',
@@ -96,29 +131,5 @@ export function createWorkerMetrics(): WorkerMetrics {
   const interrupts = new Counter({ name: 'switchboard_interrupts_total', help: 'Turns stopped before their end: interrupted by new input or cancelled by /stop or an operator', labelNames: ['outcome'], registers: [registry] });
   const deliveries = new Counter({ name: 'switchboard_deliveries_total', help: 'Outbox delivery attempts by platform and outcome', labelNames: ['platform', 'outcome'], registers: [registry] });
   const rateLimited = new Counter({ name: 'switchboard_platform_rate_limited_total', help: 'Platform answers of 429 (rate limited) by platform', labelNames: ['platform'], registers: [registry] });
-  return {
-    registry,
-    countRestartIncrements: (n) => restarts.inc(n),
-    countSuspension: (reason) => suspensions.inc({ reason }),
-    countSupersededTurn: (reason) => superseded.inc({ reason }),
-    countTurnLimit: (limit) => turnLimits.inc({ limit }),
-    countUnexpectedError: (where) => unexpected.inc({ where }),
-    countCompression: (outcome) => compressions.inc({ outcome }),
-    observeCompressionGateway: (ms) => compressionGateway.observe(ms / 1000),
-    observeCompressionSummariser: (outcome, ms) => compressionSummariser.observe({ outcome }, ms / 1000),
-    countTrimmedRequest: (dropped) => {
-      trimmed.inc();
-      trimmedMessages.inc(dropped);
-    },
-    observeInterrupt: (ms) => interruptLatency.observe(ms / 1000),
-    // A clock stepped backwards between the two machines would give a negative delay; it is no delay.
-    observeWakeDelay: (ms) => wakeDelay.observe(Math.max(0, ms) / 1000),
-    observeTurn: (outcome, seconds) => {
-      turnDuration.observe({ outcome }, seconds);
-      if (outcome === 'interrupted' || outcome === 'cancelled') interrupts.inc({ outcome });
-    },
-    countDelivery: (platform, outcome) => deliveries.inc({ platform, outcome }),
-    countRateLimited: (platform) => rateLimited.inc({ platform }),
-    countRecoveryNote: (kind) => notes.inc({ kind }),
-  };
+  return { trimmed, trimmedMessages, unexpected, superseded, turnLimits, restarts, suspensions, interrupts, deliveries, rateLimited };
 }

@@ -93,4 +93,6 @@ export default tseslint.config(
     ]),
   },
   { files: ['apps/loadtest/**'], rules: refuseImports([scriptImports, vendorImports]) },
+  // Issue 20: the worker reads as steps; a function past 80 lines is a step that was not split out.
+  { files: ['apps/worker/src/**/*.ts'], ignores: ['apps/worker/src/**/*.test.ts'], rules: { 'max-lines-per-function': ['error', { max: 80 }] } },
 );

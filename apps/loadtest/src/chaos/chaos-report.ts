@@ -64,7 +64,7 @@ export function renderChaosTable(report: ChaosReport): string {
 }
 
 function pad(cells: string[]): string {
-  return cells.map((cell, i) => (i === 0 ? cell.padEnd(24) : cell.padStart(14))).join('');
+  return cells.map((cell, i) => (i === 0 ? cell.padEnd(24) : cell.padStart(16))).join('');
 }
 
 export function writeChaosReport(report: ChaosReport, outDir: string): ChaosReport {

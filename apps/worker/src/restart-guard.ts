@@ -1,4 +1,4 @@
-import { claimDeadWorkers, cutOffRunningTurns } from '@switchboard/db';
+import { claimDeadWorkers, cutOffRunningTurns, findStrandedConversations } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -32,9 +32,18 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
  * runs out (issue 19: recovery within 10 s). A conversation that was only
  * delivering, or between turns, is woken too: the wake finds nothing to do
  * or the outbox rows to send.
+ *
+ * So is every conversation with input waiting: the dead worker may have taken
+ * a conversation's wake-up job and died before taking its lease, and BullMQ
+ * hands that job back only when its lock runs out (60 s); the sweep's
+ * stranded check alone took up to 8 s more (a chaos run's 13 s recovery).
+ * A wake-up for a conversation already in hand returns at once.
  */
 async function resumeAfterDeadWorker(ctx: WorkerContext, deadWorkerId: string): Promise<void> {
   const released = await ctx.leases.releaseAllOf(deadWorkerId);
-  for (const conversationId of released) await ctx.wake(conversationId, 'dead_worker');
-  if (released.length > 0) ctx.log.info({ deadWorker: deadWorkerId, conversations: released }, 'dead worker\'s leases given back; conversations woken');
+  const waiting = (await findStrandedConversations(ctx.sql, 0, 500)).map((c) => c.conversationId).filter((id) => !released.includes(id));
+  for (const conversationId of [...released, ...waiting]) await ctx.wake(conversationId, 'dead_worker');
+  if (released.length + waiting.length > 0) {
+    ctx.log.info({ deadWorker: deadWorkerId, conversations: released, waiting: waiting.length }, 'dead worker\'s leases given back; conversations woken');
+  }
 }

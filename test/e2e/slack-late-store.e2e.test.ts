@@ -20,11 +20,14 @@ describe('a Slack event whose store comes too late', () => {
 
   it('is refused with 503 and not stored; the retry that follows is stored and answered once', async () => {
     // Postgres holds every insert into inbound_events for 4 s, past the gateway's 2.5 s store budget.
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const held = system.sql.begin(async (tx) => {
       await tx`lock table inbound_events in share row exclusive mode`;
+      locked();
       await new Promise((resolve) => setTimeout(resolve, 4_000));
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await lockTaken;
     const first = await system.sendSlack({ channel, text: 'late line', event_id: 'EvLate1', retryOnFailure: false });
     await held;
     expect(first.status).toBe(503);

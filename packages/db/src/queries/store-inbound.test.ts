@@ -29,11 +29,14 @@ describe('storeInboundEvent with a deadline', () => {
   });
 
   it('judges the deadline when the statement runs, after any lock it waited for', async () => {
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const held = db.client.sql.begin(async (tx) => {
       await tx`lock table inbound_events in share row exclusive mode`;
+      locked();
       await new Promise((resolve) => setTimeout(resolve, 1_500));
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await lockTaken;
     const late = storeInboundEvent(db.client.sql, event('Ev4'), { notAfterMs: Date.now() + 500 });
     await held;
     expect(await late).toEqual({ tooLate: true });

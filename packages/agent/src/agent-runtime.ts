@@ -54,14 +54,27 @@ export interface SteerInput {
 
 /** What the runtime wants approved, in words the user reads. */
 export interface ApprovalQuestion {
+  /** What kind of action: a command to run, files to change, or anything else a runtime asks. */
+  kind: 'command' | 'file_change' | 'other';
   /** One line: what the runtime is about to do ("run `rm -rf build`"). */
   summary: string;
-  /** The command line, the diff or the path, shown below the summary. */
+  /** The command line and its directory, the files to change, or the path, shown below the summary. */
   detail?: string;
 }
 
-/** `unanswered`: nobody answered in time, or the turn was aborted while asking; the runtime treats it as a refusal. */
-export type ApprovalAnswer = { decision: 'approved' } | { decision: 'denied' } | { decision: 'unanswered' };
+/**
+ * The user's answer. `approved_for_session`: approve this and the same kind of
+ * action for the rest of the runtime's session. `denied`: refuse this action,
+ * the turn goes on. `cancelled`: refuse and end the turn (a /stop or an
+ * interrupt while asking). `unanswered`: nobody answered in time or there was
+ * no way to ask; the runtime treats it as a refusal (fail closed).
+ */
+export type ApprovalAnswer =
+  | { decision: 'approved' }
+  | { decision: 'approved_for_session' }
+  | { decision: 'denied' }
+  | { decision: 'cancelled' }
+  | { decision: 'unanswered' };
 
 /** Puts a question to the user of the conversation and resolves with the answer; never throws for an expected outcome. */
 export type AskUser = (question: ApprovalQuestion, signal: AbortSignal) => Promise<ApprovalAnswer>;

@@ -17,6 +17,12 @@ export const conversations = pgTable(
     /** null = the global BUSY_INPUT_MODE. */
     busyMode: text('busy_mode', { enum: ['interrupt', 'queue', 'collect', 'steer'] }),
     restartCount: integer('restart_count').notNull().default(0),
+    /** null = the global AGENT_RUNTIME (docs/codex.md). */
+    runtime: text('runtime', { enum: ['openai', 'codex'] }),
+    /** Codex sandbox and approval profile; null = read-only. full-access only where an operator setting allows it. */
+    permissionProfile: text('permission_profile', { enum: ['read-only', 'workspace-write', 'full-access'] }),
+    /** Codex children that died mid-turn in a row for this conversation; counts toward suspension like a restart loop. */
+    runtimeCrashStreak: integer('runtime_crash_streak').notNull().default(0),
     suspendedAt: timestamp('suspended_at', { withTimezone: true }),
     currentSessionId: bigint('current_session_id', { mode: 'number' }),
     preSuspendSessionId: bigint('pre_suspend_session_id', { mode: 'number' }),

@@ -8,3 +8,4 @@ export { auditLog } from './audit-log.ts';
 export { eventDeliveries, lifecycleEvents } from './lifecycle-events.ts';
 export { workers } from './workers.ts';
 export { discordGatewaySessions } from './discord-gateway-sessions.ts';
+export { approvals, approvalStatuses, type ApprovalStatus } from './approvals.ts';

@@ -25,6 +25,8 @@ export const sessions = pgTable(
     nextCompressAt: timestamp('next_compress_at', { withTimezone: true }),
     /** Automatic compression stopped for this session until an operator or /compact asks (docs/compression.md). */
     compressBlocked: boolean('compress_blocked').notNull().default(false),
+    /** The runtime's thread for this session (a Codex thread id, continued with thread/resume after a restart). */
+    runtimeThreadId: text('runtime_thread_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

@@ -47,6 +47,8 @@ export const errorCodes = {
   MODEL_RATE_LIMITED: { family: 'model', retryable: true },
   MODEL_REFUSED: { family: 'model', retryable: false },
   MODEL_TIMEOUT: { family: 'model', retryable: true },
+  /** The runtime's child process (codex app-server) died or broke its protocol mid-turn (docs/codex.md). */
+  RUNTIME_CRASHED: { family: 'model', retryable: false },
 
   // The worker and start-up; never in a response body.
   CONVERSATION_BUSY: { family: 'worker', retryable: true },

@@ -15,3 +15,5 @@ export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
 export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';
 export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';
+export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './workspace-path.ts';
+export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';

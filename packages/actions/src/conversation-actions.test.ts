@@ -151,10 +151,10 @@ describe('conversation actions', () => {
     const ids = await newConversation('507');
     const { actions, events } = actionsWithEvents();
     await db.client.sql`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
-    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
+    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked', reason: 'restart_loop' });
     const fresh = await ensureCurrentSession(db.client.db, (await loadConversation(db.client.db, ids.conversationId))!);
     await db.client.sql`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
-    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: fresh, sessionEnd: 'finalized' });
+    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: fresh, sessionEnd: 'finalized', reason: 'restart_loop' });
     const after = await loadConversation(db.client.db, ids.conversationId);
     expect(after).toMatchObject({ status: 'suspended', suspendReason: 'restart_loop', preSuspendSessionId: ids.sessionId, currentSessionId: null, restartCount: 0 });
     expect(events.filter((e) => e.conversationId === ids.conversationId)).toEqual([

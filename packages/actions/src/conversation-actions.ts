@@ -64,7 +64,7 @@ export interface ConversationActions {
   requestStop(conversationId: number): Promise<ReachOutcome<boolean>>;
   /** An operator's compaction: a job the worker holding the conversation runs, meant for `sessionId` (null: whatever is current then). */
   requestCompaction(conversationId: number, sessionId: number | null, requestedBy: string): Promise<ReachOutcome<string | undefined>>;
-  /** The restart-loop guard (docs/restarts.md): conversations at the threshold suspended, each announced like an operator's suspension. */
+  /** The restart-loop guard (docs/restarts.md): conversations at the threshold (restarts, or runtime crashes in a row) suspended, each announced like an operator's suspension. */
   suspendRestartLoops(threshold: number): Promise<RestartLoopSuspension[]>;
 }
 
@@ -128,7 +128,7 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
     },
     async suspendRestartLoops(threshold) {
       const suspended = await suspendRestartLoops(deps.db, threshold);
-      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: 'restart_loop', sessionId: s.sessionId, sessionEnd: s.sessionEnd });
+      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: s.reason, sessionId: s.sessionId, sessionEnd: s.sessionEnd });
       return suspended;
     },
   };

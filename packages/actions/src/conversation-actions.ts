@@ -6,6 +6,7 @@ import {
   resetConversationSession,
   resumeConversation,
   setBusyMode,
+  setConversationRuntime,
   supersedeTurns,
   suspendConversation,
   suspendRestartLoops,
@@ -14,6 +15,8 @@ import {
   type DeleteConversationResult,
   type ResetResult,
   type RestartLoopSuspension,
+  type RuntimeSetting,
+  type RuntimeSettingChange,
   type ResumeResult,
   type SuspendResult,
 } from '@switchboard/db';
@@ -30,6 +33,8 @@ export interface ActionDeps {
   log: Logger;
   /** How an operator's action reaches the worker holding the conversation (stop signals, wake-ups, compaction jobs). */
   reach?: { redis: Redis; prefix: string; queue: TurnQueue };
+  /** CODEX_ALLOW_FULL_ACCESS: whether an operator may set the full-access profile (never the chat, whatever this says). */
+  fullAccessAllowed?: boolean;
 }
 
 /**
@@ -47,6 +52,11 @@ export type SuspendOutcome = SuspendResult;
 export type ResumeOutcome = (ResumeResult & { kind: 'resumed'; releasedInput: number }) | Exclude<ResumeResult, { kind: 'resumed' }>;
 export type DeleteOutcome = DeleteConversationResult;
 export type BusyModeOutcome = { kind: 'set'; mode: BusyModeName | null } | { kind: 'not_found' };
+/** What the runtime setting is now; or why it was refused (full-access while CODEX_ALLOW_FULL_ACCESS is off, or through the chat). */
+export type RuntimeOutcome =
+  | ({ kind: 'set' } & RuntimeSetting)
+  | { kind: 'not_found' }
+  | { kind: 'full_access_disabled' };
 export type ReachOutcome<T> = { kind: 'sent'; value: T } | { kind: 'unavailable'; cause: unknown };
 
 export interface ConversationActions {
@@ -60,6 +70,13 @@ export interface ConversationActions {
   remove(conversationId: number, confirmKey: string, door: Door<DeleteOutcome>): Promise<DeleteOutcome>;
   /** /busy <mode> and the admin busy mode (null: back to the global BUSY_INPUT_MODE). */
   setBusyMode(conversationId: number, mode: BusyModeName | null, door: Door<BusyModeOutcome>): Promise<BusyModeOutcome>;
+  /**
+   * The runtime a conversation's turns run on and its Codex permission
+   * profile (null: the default; a field left out stays). Read at each turn,
+   * so the next turn uses it. full-access is refused unless the operator
+   * setting allows it, and always through the chat door.
+   */
+  setRuntime(conversationId: number, change: RuntimeSettingChange, door: Door<RuntimeOutcome>): Promise<RuntimeOutcome>;
   /** An operator's stop: whatever turn runs stops at its next safe point (docs/turns.md). */
   requestStop(conversationId: number): Promise<ReachOutcome<boolean>>;
   /** An operator's compaction: a job the worker holding the conversation runs, meant for `sessionId` (null: whatever is current then). */
@@ -114,6 +131,21 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
       // No session moves, so nothing to fence: the worker reads the mode afresh at each pass.
       return deps.db.transaction(async (tx) => {
         const outcome = await change(tx);
+        await door.record(tx, outcome, []);
+        return outcome;
+      });
+    },
+    async setRuntime(conversationId, change, door) {
+      const fullAccessAllowed = door.kind === 'operator' && deps.fullAccessAllowed === true;
+      const apply = async (tx: DbExecutor): Promise<RuntimeOutcome> => {
+        if (change.permissionProfile === 'full-access' && !fullAccessAllowed) return { kind: 'full_access_disabled' };
+        const setting = await setConversationRuntime(tx, conversationId, change);
+        return setting ? { kind: 'set', ...setting } : { kind: 'not_found' };
+      };
+      if (door.kind === 'chat') return apply(deps.db);
+      // No session moves, so nothing to fence (as busy mode): the worker reads the setting afresh at each turn.
+      return deps.db.transaction(async (tx) => {
+        const outcome = await apply(tx);
         await door.record(tx, outcome, []);
         return outcome;
       });

@@ -234,15 +234,15 @@ describe('compression races and crashes across processes', () => {
   // throw "integer out of range" there and compression would fail open to no lock at all).
   it('takes the compression lock for any session id, including ids past 2^31', async () => {
     const sessionId = 2 ** 31;
-    const first = await tryLockSessionForCompression(system.sql, sessionId);
+    const first = await tryLockSessionForCompression(system.db, sessionId);
     try {
       expect(first.acquired).toBe(true);
-      const second = await tryLockSessionForCompression(system.sql, sessionId);
+      const second = await tryLockSessionForCompression(system.db, sessionId);
       expect(second.acquired).toBe(false);
     } finally {
       await first.release();
     }
-    const again = await tryLockSessionForCompression(system.sql, sessionId);
+    const again = await tryLockSessionForCompression(system.db, sessionId);
     expect(again.acquired).toBe(true);
     await again.release();
   });

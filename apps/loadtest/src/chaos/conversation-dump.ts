@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type { Database } from '@switchboard/db';
 
 /**
  * What the database holds about a conversation a check failed for: its
@@ -14,7 +14,8 @@ export interface ConversationDump {
 }
 
 /** `chats` as `platform:chatId`; at most `limit` of them. Never throws: a dump is a help, not a check. */
-export async function dumpConversations(sql: postgres.Sql, chats: string[], limit = 5): Promise<ConversationDump[]> {
+export async function dumpConversations(db: Database, chats: string[], limit = 5): Promise<ConversationDump[]> {
+  const sql = db.$client;
   const dumps: ConversationDump[] = [];
   for (const chat of [...new Set(chats)].slice(0, limit)) {
     const [platform, chatId] = splitChat(chat);

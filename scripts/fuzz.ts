@@ -24,7 +24,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createDbClient } from '@switchboard/db';
+import postgres from 'postgres';
 import { benchBotToken, benchWebhookSecret, startSystemUnderTest } from '../apps/loadtest/src/bench/system-under-test.ts';
 import { readRssMiB } from '../apps/loadtest/src/bench/process-stats.ts';
 import {
@@ -145,7 +145,7 @@ async function withOwnSystem(options: Options): Promise<number> {
       NODE_OPTIONS: gatewayHeapOption,
     },
   });
-  const db = createDbClient(system.databaseUrl, { max: 2, applicationName: 'switchboard-fuzz' });
+  const sql = postgres(system.databaseUrl, { max: 2, onnotice: () => undefined });
   try {
     const target: FuzzTarget = {
       baseUrl: system.gatewayUrl,
@@ -159,7 +159,7 @@ async function withOwnSystem(options: Options): Promise<number> {
     const workerRssBefore = worker?.child.pid ? readRssMiB(worker.child.pid) : undefined;
     const result = await runFuzzWithRowChecks({
       target,
-      db: db.db,
+      sql,
       seed: options.seed,
       perRoute: perRoute(options),
       concurrency: options.concurrency,
@@ -184,7 +184,7 @@ async function withOwnSystem(options: Options): Promise<number> {
     console.log(problems.length === 0 ? `fuzz: passed (seed ${options.seed})` : `fuzz: FAILED (seed ${options.seed})`);
     return problems.length === 0 ? 0 : 1;
   } finally {
-    await db.close(5);
+    await sql.end({ timeout: 5 });
     await system.close();
   }
 }

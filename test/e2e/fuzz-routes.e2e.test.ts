@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordSigner, formatFuzzSummary, mib, runFuzzWithRowChecks, type FuzzTarget, type PhasedFuzzResult } from '../../apps/loadtest/src/fuzz/index.ts';
-import { createDbClient, type DbClient } from '@switchboard/db';
 import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { adminRequest } from '../support/admin-client.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from '../support/test-env.ts';
@@ -39,13 +39,13 @@ const adminTokens = [
 
 describe('fuzzed payloads at every webhook route and the admin API', () => {
   let database: TestDatabase;
-  let db: DbClient;
+  let sql: postgres.Sql;
   let gateway: ManagedProcess;
   let target: FuzzTarget;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    db = createDbClient(database.url, { max: 2, applicationName: 'switchboard-fuzz' });
+    sql = postgres(database.url, { max: 2, onnotice: () => undefined });
     const discordKeys = generateKeyPairSync('ed25519');
     const publicKeyHex = Buffer.from((discordKeys.publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url').toString('hex');
     const port = await getFreePort();
@@ -87,12 +87,12 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
 
   afterAll(async () => {
     await gateway?.stop();
-    await db?.close(5);
+    await sql?.end({ timeout: 5 });
     await database?.drop();
   });
 
   it(`seed ${seed}, ${perRoute} cases per route: no 5xx, no crash, no row from anything unauthenticated or invalid, memory flat`, async () => {
-    const result: PhasedFuzzResult = await runFuzzWithRowChecks({ target, db: db.db, seed, perRoute, concurrency: 6, maxRssGrowthBytes });
+    const result: PhasedFuzzResult = await runFuzzWithRowChecks({ target, sql, seed, perRoute, concurrency: 6, maxRssGrowthBytes });
     const report = `${formatFuzzSummary(result.refused, 'unauthenticated and invalid')}\n${formatFuzzSummary(result.authentic, 'authentic')}\nRSS at the start ${mib(result.rss.atStart ?? 0)} MiB, peak ${mib(result.rss.peak ?? 0)} MiB, at the end ${mib(result.rss.atEnd ?? 0)} MiB`;
 
     const drift = (bytes: number | undefined) => (bytes === undefined ? '?' : `${mib(bytes)} MiB`);
@@ -116,7 +116,7 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
   describe('admin input the fuzzer found', () => {
     const admin = (method: string, path: string, body?: unknown) => adminRequest(target.baseUrl, method, path, { token: adminTokens[0]?.token, ...(body !== undefined ? { body } : {}) });
     const auditRows = (action: string, target: string) =>
-      db.db.$client<{ target: string; detail: { reason?: string } | null }[]>`select target, detail from audit_log where action = ${action} and target = ${target} order by id`;
+      sql<{ target: string; detail: { reason?: string } | null }[]>`select target, detail from audit_log where action = ${action} and target = ${target} order by id`;
 
     it('answers ids and cursors past 2^53 with 400 naming the field, not a failed query', async () => {
       for (const [method, path, field] of [

@@ -1,5 +1,5 @@
+import postgres from 'postgres';
 import { gatewayEnvSchema, parseConfig, workerEnvSchema } from '@switchboard/config';
-import { createDbClient, type Database, type DbClient } from '@switchboard/db';
 import { startGateway, type RunningGateway } from '@switchboard/gateway';
 import { createSim, type Sim } from '@switchboard/sim';
 import { startWorker, type RunningWorker } from '@switchboard/worker';
@@ -48,7 +48,7 @@ export interface SentTelegramMessage {
  * and workers against this file's own database and Redis prefix.
  */
 export class TestSystem {
-  private readonly client: DbClient;
+  readonly sql: postgres.Sql;
   private constructor(
     readonly sim: Sim,
     readonly simUrl: string,
@@ -59,18 +59,7 @@ export class TestSystem {
     readonly workers: (RunningWorker | ManagedProcess)[],
     private readonly database: TestDatabase | undefined,
   ) {
-    // postgres.js's own connect timeout (30 s), as the plain client this replaced had.
-    this.client = createDbClient(databaseUrl, { max: 2, applicationName: 'switchboard-test', connectTimeoutSeconds: 30 });
-  }
-
-  /** The one handle on this system's database, for the query functions. */
-  get db(): Database {
-    return this.client.db;
-  }
-
-  /** Raw assertions: `db.$client`, named short because nearly every test reads rows with it. */
-  get sql(): Database['$client'] {
-    return this.client.db.$client;
+    this.sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
   }
 
   static async start(options: SystemOptions = {}): Promise<TestSystem> {
@@ -158,7 +147,7 @@ export class TestSystem {
     await Promise.all(this.workers.map((w) => ('close' in w ? w.close() : w.stop())));
     await this.gateway.close();
     await this.sim.close();
-    await this.client.close(5);
+    await this.sql.end({ timeout: 5 });
     await this.database?.drop();
   }
 }

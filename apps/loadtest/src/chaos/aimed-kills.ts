@@ -22,7 +22,7 @@ const aimTimeoutMs = 8_000;
 const summaryMarker = 'Transcript to summarise:';
 
 /** The platform holds its send call; the worker that claimed the outbox row being sent is killed with the call in flight. */
-export async function killWorkerDuringDelivery({ system, db }: ChaosTarget, fault: ScheduledFault): Promise<string> {
+export async function killWorkerDuringDelivery({ system, sql }: ChaosTarget, fault: ScheduledFault): Promise<string> {
   const platform = fault.target;
   const faults = `${system.simUrl}/control/${platform}/faults`;
   const send = platform === 'discord' ? { route: 'messages' } : { method: platform === 'slack' ? 'chat.postMessage' : 'sendMessage' };
@@ -32,7 +32,7 @@ export async function killWorkerDuringDelivery({ system, db }: ChaosTarget, faul
     // A claim is taken just before the send call; one that is a moment old is (almost surely) in the held call.
     workerId = await pollFor(async () => {
       // claimed_by is `<worker id>#<lease owner>` (outboxClaimId).
-      const [row] = await db.$client<{ worker_id: string }[]>`
+      const [row] = await sql<{ worker_id: string }[]>`
         select split_part(claimed_by, '#', 1) as worker_id from outbox
         where status = 'pending' and platform = ${platform} and claimed_by is not null and claimed_until > now()
         order by id limit 1`;
@@ -50,8 +50,7 @@ export async function killWorkerDuringDelivery({ system, db }: ChaosTarget, faul
  * found through the conversation's lease, whose owner token starts with the
  * holder's worker id (docs/restarts.md).
  */
-export async function killWorkerDuringCompression({ system, db, redis }: ChaosTarget, fault: ScheduledFault): Promise<string> {
-  const sql = db.$client;
+export async function killWorkerDuringCompression({ system, sql, redis }: ChaosTarget, fault: ScheduledFault): Promise<string> {
   const url = `${system.simUrl}/control/model/script`;
   const { remainingTimes: _remaining, ...script } = await readJson<{ remainingTimes?: unknown; rules?: unknown[] }>(url);
   const held = { match: summaryMarker, reply: 'Summary: the earlier small talk.', delayMs: holdMs, times: 1_000 };

@@ -1,4 +1,4 @@
-import type { Database } from '@switchboard/db';
+import type postgres from 'postgres';
 
 /**
  * What the database holds about a conversation a check failed for: its
@@ -14,8 +14,7 @@ export interface ConversationDump {
 }
 
 /** `chats` as `platform:chatId`; at most `limit` of them. Never throws: a dump is a help, not a check. */
-export async function dumpConversations(db: Database, chats: string[], limit = 5): Promise<ConversationDump[]> {
-  const sql = db.$client;
+export async function dumpConversations(sql: postgres.Sql, chats: string[], limit = 5): Promise<ConversationDump[]> {
   const dumps: ConversationDump[] = [];
   for (const chat of [...new Set(chats)].slice(0, limit)) {
     const [platform, chatId] = splitChat(chat);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Database } from '@switchboard/db';
+import type postgres from 'postgres';
 import type { ManagedProcess, PostgresServer, RedisServer } from '@switchboard/harness';
 import type { SystemUnderTest } from '../bench/system-under-test.ts';
 import { readJson } from '../http-json.ts';
@@ -12,7 +12,7 @@ export interface ChaosTarget {
   postgres: PostgresServer;
   redis: RedisServer;
   /** Reads which worker runs turns right now (a worker kill aims at one mid-turn). */
-  db: Database;
+  sql: postgres.Sql;
 }
 
 export interface InjectedFault {
@@ -70,11 +70,11 @@ const injectors: Record<ScheduledFault['kind'], Injector> = {
 };
 
 /** SIGKILL of the worker with the most running turns (the scheduled one when none runs), a pause, a fresh process. */
-async function killWorker({ system, db }: ChaosTarget, fault: ScheduledFault): Promise<string> {
+async function killWorker({ system, sql }: ChaosTarget, fault: ScheduledFault): Promise<string> {
   let victim = system.workers.find((w) => w.name === fault.target) ?? (system.workers[0] as ManagedProcess);
   let running = 0;
   try {
-    const rows = await db.$client<{ worker_id: string; n: number }[]>`
+    const rows = await sql<{ worker_id: string; n: number }[]>`
       select worker_id, count(*)::int as n from turns where status = 'running' and worker_id is not null group by worker_id order by n desc`;
     for (const row of rows) {
       const busiest = system.workers.find((w) => w.child.pid === pidOf(row.worker_id));

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDbClient, type DbClient } from '@switchboard/db';
+import postgres from 'postgres';
 import { repoRoot, startPostgres, startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
 import { benchSlack, benchWebhookSecret, startSystemUnderTest, type SystemUnderTest } from '../bench/system-under-test.ts';
 import { runFuzz, type FuzzSummary } from '../fuzz/index.ts';
@@ -69,7 +69,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   );
   const [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
   let system: SystemUnderTest | undefined;
-  let db: DbClient | undefined;
+  let sql: postgres.Sql | undefined;
   try {
     const buildError = await building;
     if (buildError) throw buildError;
@@ -83,16 +83,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       workerEnv: { BUSY_INPUT_MODE: 'queue', ...profile.workerEnv },
       logRoot: 'chaos-logs',
     });
-    db = createDbClient(system.databaseUrl, { max: 2, applicationName: 'switchboard-chaos' });
-    const target: ChaosTarget = { system, postgres: pg, redis, db: db.db };
+    sql = postgres(system.databaseUrl, { max: 2, onnotice: () => undefined, connect_timeout: 5 });
+    const target: ChaosTarget = { system, postgres: pg, redis, sql };
     log(`chaos: system up (logs in .data/chaos-logs), load starts`);
     const played = await playLoadWithFaults(options, profile.durationS, schedule, target, join(outDir, 'load'));
     log('chaos: load done, waiting for the system to go idle');
     // Up to 150 s: a killed worker's BullMQ job stays active until its lock (60 s) runs out and a stalled check (every 30 s) takes it back.
-    const quietAfterMs = await waitForQuiet(db.db, redis.url, system.redisPrefix, 150_000);
+    const quietAfterMs = await waitForQuiet(sql, redis.url, system.redisPrefix, 150_000);
     // Listed again once idle: a reply that came after the load test stopped waiting still counts.
     const replies = await listAllReplies(system, played.runs);
-    const store = await checkStore(db.db, redis.url, system.redisPrefix, played.runs);
+    const store = await checkStore(sql, redis.url, system.redisPrefix, played.runs);
     const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
     const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
     const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
@@ -115,12 +115,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       repliesPerSecond: countRepliesPerSecond(replies, played.loadStartedAt),
       quietAfterMs,
       compressions: store.compressions,
-      dumps: await dumpConversations(db.db, Object.values(replyCounts).flatMap((r) => r.failedChats)),
+      dumps: await dumpConversations(sql, Object.values(replyCounts).flatMap((r) => r.failedChats)),
       load: { turns: played.load.turns, errors: played.load.errors, endToEndMs: played.load.endToEndMs },
     };
     return writeChaosReport(report, outDir);
   } finally {
-    await db?.close(5).catch(() => undefined);
+    await sql?.end({ timeout: 5 }).catch(() => undefined);
     await closeQuietly(system, pg, redis);
     rmSync(distDir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { apiOnlyNotes } from '@switchboard/core';
-import type { Database } from '@switchboard/db';
 import { createTurnQueue } from '@switchboard/queue';
 import type { ConversationRun } from '../conversation-runner.ts';
 import { checkSentOrder, type StoredUserLine } from './sent-order-check.ts';
@@ -48,10 +48,10 @@ interface EventRow {
  * outbox row, no queued job) or `timeoutMs` passes; returns how long it took.
  * The checks then judge whatever is left.
  */
-export async function waitForQuiet(db: Database, redisUrl: string, redisPrefix: string, timeoutMs: number): Promise<number> {
+export async function waitForQuiet(sql: postgres.Sql, redisUrl: string, redisPrefix: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    const [row] = await db.$client<{ busy: number }[]>`
+    const [row] = await sql<{ busy: number }[]>`
       select (select count(*) from turns where status = 'running')
            + (select count(*) from inbound_events where status in ('pending', 'held'))
            + (select count(*) from outbox where status = 'pending') as busy`.catch(() => [{ busy: 1 }]);
@@ -61,8 +61,7 @@ export async function waitForQuiet(db: Database, redisUrl: string, redisPrefix: 
   return Date.now() - started;
 }
 
-export async function checkStore(db: Database, redisUrl: string, redisPrefix: string, runs: ConversationRun[]): Promise<StoreChecks> {
-  const sql = db.$client;
+export async function checkStore(sql: postgres.Sql, redisUrl: string, redisPrefix: string, runs: ConversationRun[]): Promise<StoreChecks> {
   const [[count], users, lines, events, sessions, apiOnly, suspended, running, outbox] = await Promise.all([
     sql<{ n: number; compressions: number }[]>`
       select (select count(*)::int from conversations) as n, (select count(*)::int from sessions where parent_session_id is not null) as compressions`,

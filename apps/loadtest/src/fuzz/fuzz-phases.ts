@@ -1,4 +1,4 @@
-import type { Database } from '@switchboard/db';
+import type postgres from 'postgres';
 import type { FuzzSummary } from './fuzz-types.ts';
 import { fuzzProblems, runFuzz, type FuzzOptions } from './run-fuzz.ts';
 
@@ -26,8 +26,8 @@ export interface PhasedFuzzResult {
   problems: string[];
 }
 
-async function countRows(db: Database): Promise<RowCounts> {
-  const [row] = await db.$client<[RowCounts]>`
+async function countRows(sql: postgres.Sql): Promise<RowCounts> {
+  const [row] = await sql<[RowCounts]>`
     select
       (select count(*)::int from conversations) as conversations,
       (select count(*)::int from sessions) as sessions,
@@ -49,15 +49,15 @@ async function countRows(db: Database): Promise<RowCounts> {
  * must name a configured actor. Memory is checked per phase (each sends one
  * kind of traffic throughout): the end's floor against the warm-up's ceiling.
  */
-export async function runFuzzWithRowChecks(options: FuzzOptions & { db: Database; maxRssGrowthBytes?: number }): Promise<PhasedFuzzResult> {
-  const beforeRefused = await countRows(options.db);
+export async function runFuzzWithRowChecks(options: FuzzOptions & { sql: postgres.Sql; maxRssGrowthBytes?: number }): Promise<PhasedFuzzResult> {
+  const beforeRefused = await countRows(options.sql);
   const refused = await runFuzz({ ...options, classes: ['unauthenticated', 'invalid'] });
-  const afterRefused = await countRows(options.db);
+  const afterRefused = await countRows(options.sql);
   const authentic = await runFuzz({ ...options, classes: ['authentic'] });
-  const afterAuthentic = await countRows(options.db);
+  const afterAuthentic = await countRows(options.sql);
 
   const actors = new Set((options.target.admin?.tokens ?? []).map((t) => t.name));
-  const auditActors = await options.db.$client<{ actor: string; n: number }[]>`select actor, count(*)::int as n from audit_log group by actor`;
+  const auditActors = await options.sql<{ actor: string; n: number }[]>`select actor, count(*)::int as n from audit_log group by actor`;
   const auditRowsByStrangers = auditActors.filter((row) => !actors.has(row.actor)).reduce((sum, row) => sum + row.n, 0);
   const inboundClaimed = Object.values(authentic.byRoute).reduce((sum, figures) => sum + (figures?.inboundRowsClaimed ?? 0), 0);
   const inboundWritten = afterAuthentic.inbound_events - afterRefused.inbound_events;

@@ -20,7 +20,7 @@ async function newConversation(chatId: string) {
 }
 
 async function newInput(chatId: string) {
-  const stored = await storeInboundEvent(db.client.sql, {
+  const stored = await storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId: `rt-${chatId}-${++nextEvent}`, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: `u${chatId}`, text: 'hello', replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
   });
@@ -45,12 +45,12 @@ async function playTurn(chatId: string, sessionId: number, extra: Partial<Commit
 }
 
 async function threadOf(sessionId: number): Promise<string | null> {
-  const [row] = await db.client.sql<{ runtime_thread_id: string | null }[]>`select runtime_thread_id from sessions where id = ${sessionId}`;
+  const [row] = await db.client.db.$client<{ runtime_thread_id: string | null }[]>`select runtime_thread_id from sessions where id = ${sessionId}`;
   return row?.runtime_thread_id ?? null;
 }
 
 async function conversationRow(id: number) {
-  const [row] = await db.client.sql<{ status: string; suspend_reason: string | null; runtime_crash_streak: number; current_session_id: string | null; pre_suspend_session_id: string | null }[]>`
+  const [row] = await db.client.db.$client<{ status: string; suspend_reason: string | null; runtime_crash_streak: number; current_session_id: string | null; pre_suspend_session_id: string | null }[]>`
     select status, suspend_reason, runtime_crash_streak, current_session_id, pre_suspend_session_id from conversations where id = ${id}`;
   return row;
 }
@@ -105,7 +105,7 @@ describe('runtime crashes in a row', () => {
       status: 'suspended', suspend_reason: 'runtime_crash_loop', runtime_crash_streak: 0, current_session_id: null, pre_suspend_session_id: String(ids.sessionId),
     });
     // The input no turn took (the first message and the refused turn's) is held back until an operator resumes.
-    const input = await db.client.sql<{ status: string }[]>`select status from inbound_events where conversation_id = ${ids.conversationId} order by id`;
+    const input = await db.client.db.$client<{ status: string }[]>`select status from inbound_events where conversation_id = ${ids.conversationId} order by id`;
     expect(input.map((e) => e.status)).toEqual(['held', 'done', 'done', 'done', 'held']);
   });
 });

@@ -34,7 +34,7 @@ describe('PUT /admin/conversations/{id}/runtime', () => {
 
   async function gatewayWith(env: Record<string, string>): Promise<FastifyInstance> {
     const config = parseConfig(gatewayEnvSchema, { DATABASE_URL: db.url, REDIS_URL: redisUrl(), REDIS_PREFIX: createRedisPrefix(), LOG_LEVEL: 'silent', ADMIN_TOKEN: `alice:${token}`, ...env });
-    const app = await buildGatewayApp({ config, sql: db.client.sql, db: db.client.db, queue, redis, log: createLogger('runtime-route-test', 'silent') });
+    const app = await buildGatewayApp({ config, db: db.client.db, queue, redis, log: createLogger('runtime-route-test', 'silent') });
     await app.ready();
     return app;
   }
@@ -53,7 +53,7 @@ describe('PUT /admin/conversations/{id}/runtime', () => {
   });
 
   async function newConversation(chatId: string): Promise<number> {
-    const stored = await storeInboundEvent(db.client.sql, {
+    const stored = await storeInboundEvent(db.client.db, {
       platform: 'telegram', accountId: 'bot', eventId: `rt-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
       chatId, threadId: '', userScope: '', userId: 'u1', text: 'hello', replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
     });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../testing/test-db-client.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { setConversationRuntime } from './runtime-store.ts';
+import { resetConversationSession } from './session-store.ts';
+import { suspendConversation } from './suspension-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
 
@@ -107,6 +109,16 @@ describe('runtime crashes in a row', () => {
     // The input no turn took (the first message and the refused turn's) is held back until an operator resumes.
     const input = await db.client.db.$client<{ status: string }[]>`select status from inbound_events where conversation_id = ${ids.conversationId} order by id`;
     expect(input.map((e) => e.status)).toEqual(['held', 'done', 'done', 'done', 'held']);
+  });
+
+  it('start over with a reset or an operator suspension, as the restart counter does', async () => {
+    const ids = await newConversation('2106');
+    await playTurn('2106', ids.sessionId, crashed);
+    await resetConversationSession(db.client.db, ids.conversationId, 'reset');
+    expect((await conversationRow(ids.conversationId))?.runtime_crash_streak).toBe(0);
+    await db.client.db.$client`update conversations set runtime_crash_streak = 2 where id = ${ids.conversationId}`;
+    await suspendConversation(db.client.db, ids.conversationId, 'operator');
+    expect((await conversationRow(ids.conversationId))?.runtime_crash_streak).toBe(0);
   });
 });
 

@@ -85,7 +85,8 @@ async function main(): Promise<void> {
   await waitForHttp(`${gatewayUrl}/readyz`, 60_000, gateway);
   await chat.connect(simUrl, gatewayUrl);
   if (model.simScript) await postJson(`${simUrl}/control/model/script`, model.simScript);
-  console.log(`Model: ${model.description}; runtime: ${runtime.description}.`);
+  // A Codex conversation's turns never reach the chat-completions model: name what answers.
+  console.log(runtime.env.AGENT_RUNTIME === 'codex' ? `Runtime: ${runtime.description}.` : `Model: ${model.description}.`);
   console.log(`Admin console: ${gatewayUrl}/admin/ (token ${adminToken})`);
 
   let seen = 0;

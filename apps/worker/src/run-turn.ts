@@ -226,7 +226,10 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   log.debug({ status, parts: commit.replies[0]?.chunks.length ?? 0 }, 'turn committed');
   if (executed.error === 'RUNTIME_CRASHED') log.warn({ crashStreak: committed.crashStreak }, 'the runtime child died mid-turn; the next turn gets a fresh one');
   // Runtime crashes in a row suspend like a restart loop (docs/codex.md): the same rule and announcement, applied now.
-  if (committed.crashStreak !== null && crashStreakSuspends(committed.crashStreak, ctx.config.RESTART_SUSPEND_THRESHOLD)) await suspendLoops(ctx);
+  // If this fails, the sweep's restart rules apply the same rule within SWEEP_INTERVAL_MS (and beginTurn refuses a turn meanwhile).
+  if (committed.crashStreak !== null && crashStreakSuspends(committed.crashStreak, ctx.config.RESTART_SUSPEND_THRESHOLD)) {
+    await suspendLoops(ctx).catch((err: unknown) => log.warn({ err }, 'crash-loop suspension not applied now; the sweep will'));
+  }
   return { kind: 'committed', outbox: committed.outbox };
 }
 

@@ -1,0 +1,205 @@
+import type { ApprovalAnswer, ApprovalQuestion, AskUser, RunTurnRequest, RunTurnResult } from '../agent-runtime.ts';
+import { approvalItemId, approvalKindOf, describeApproval, interruptsTurn, toWireDecision, type ApprovalRequestKind } from './codex-approvals.ts';
+import type { CodexConnection, IncomingMessage } from './codex-connection.ts';
+import { buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
+import {
+  errorNotificationSchema,
+  itemNotificationSchema,
+  parseLeniently,
+  rpcCodes,
+  turnNotificationSchema,
+  turnStartResultSchema,
+  type RpcId,
+} from './codex-protocol.ts';
+import { requestWithRetry } from './codex-request-retry.ts';
+import { openThread, type ThreadContext } from './codex-thread.ts';
+import { endOfCompletedTurn, endOfRequest, resultOfTurn, type CodexErrorSeen, type TurnEnd } from './codex-turn-end.ts';
+import { createTurnItems } from './codex-turn-items.ts';
+
+export interface CodexTurnContext extends ThreadContext {
+  /** After `turn/interrupt`, how long to wait for `turn/completed` before the child is closed. */
+  interruptTimeoutMs: number;
+  closeGraceMs: number;
+}
+
+/**
+ * One turn on a live child (docs/codex.md, "A turn"): open the thread,
+ * `turn/start`, then read notifications until `turn/completed`, the child's
+ * end or an interrupt. Never throws for an expected outcome.
+ */
+export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRequest): Promise<RunTurnResult> {
+  const watch = watchTurn(context, request);
+  try {
+    if (request.signal.aborted) return watch.result({ kind: 'interrupted' });
+    const thread = await openThread(context, request);
+    if (thread.kind === 'ended') return watch.result(thread.end);
+    watch.setThread(thread.threadId);
+    const { conversation } = context;
+    const params = {
+      threadId: thread.threadId,
+      input: [{ type: 'text', text: buildTurnText({ history: thread.isNew ? request.history : [], notes: request.notes, input: request.input }) }],
+      cwd: conversation.cwd,
+      approvalPolicy: threadSettingsOf(conversation.profile).approvalPolicy,
+      sandboxPolicy: sandboxPolicyOf(conversation.profile, conversation.cwd),
+    };
+    const started = await requestWithRetry(context.connection, 'turn/start', params, context.retry, request.signal);
+    if (started.kind !== 'result') return watch.result(endOfRequest('turn/start', started));
+    const turnId = parseLeniently(turnStartResultSchema, started.result)?.turn.id;
+    if (turnId) watch.adoptTurnId(turnId);
+    await watch.accept();
+    return watch.result(await watch.ended);
+  } finally {
+    watch.dispose();
+  }
+}
+
+interface TurnWatch {
+  setThread(threadId: string): void;
+  adoptTurnId(turnId: string): void;
+  /** Calls onModelAccepted once (at turn/start's answer or turn/started, whichever comes first) and waits for it. */
+  accept(): Promise<void>;
+  readonly ended: Promise<TurnEnd>;
+  result(end: TurnEnd): RunTurnResult;
+  dispose(): void;
+}
+
+/** Listens to the child for the whole turn: items, the turn's end, server requests, the child's exit and the abort. */
+function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatch {
+  const { connection, logger } = context;
+  const items = createTurnItems();
+  const turnOver = new AbortController();
+  // Until a thread is open, the one the caller kept: a turn that fails before then hands it back unchanged.
+  let threadId: string | undefined = request.runtimeIds?.threadId;
+  let turnId: string | undefined;
+  let errorSeen: CodexErrorSeen | undefined;
+  let interruptWanted = false;
+  let interruptSent = false;
+  let interruptTimer: NodeJS.Timeout | undefined;
+  let accepted: Promise<void> | undefined;
+  let finish: (end: TurnEnd) => void = () => {};
+  const ended = new Promise<TurnEnd>((resolve) => (finish = resolve));
+
+  const sendInterruptWhenPossible = () => {
+    if (!interruptWanted || interruptSent || !threadId || !turnId) return;
+    interruptSent = true;
+    void connection.request('turn/interrupt', { threadId, turnId }).then((outcome) => {
+      if (outcome.kind === 'error') logger.warn({ error: outcome.error.message }, 'codex refused turn/interrupt');
+    });
+  };
+  const interrupt = () => {
+    interruptWanted = true;
+    sendInterruptWhenPossible();
+    interruptTimer ??= setTimeout(() => {
+      // A child that does not end the turn when asked cannot be trusted with the next one.
+      logger.warn({ timeoutMs: context.interruptTimeoutMs }, 'codex did not end the interrupted turn in time; closing the child');
+      void connection.close(context.closeGraceMs);
+      finish({ kind: 'interrupted' });
+    }, context.interruptTimeoutMs);
+  };
+  const markAccepted = () => (accepted ??= Promise.resolve(request.onModelAccepted?.()));
+  const answerer = createRequestAnswerer(context, request, items.find, turnOver.signal, interrupt);
+
+  const onNotification = (method: string, params: unknown) => {
+    if (method === 'turn/started' || method === 'turn/completed') {
+      const turn = parseLeniently(turnNotificationSchema, params)?.turn;
+      if (!turn || (turnId && turn.id !== turnId)) return;
+      turnId ??= turn.id;
+      sendInterruptWhenPossible();
+      if (method === 'turn/started') void markAccepted();
+      else finish(endOfCompletedTurn(turn.status, turn.error?.message, errorSeen));
+    } else if (method === 'item/started' || method === 'item/completed') {
+      const notification = parseLeniently(itemNotificationSchema, params);
+      if (!notification || (turnId && notification.turnId && notification.turnId !== turnId)) return;
+      if (method === 'item/started') items.started(notification.item);
+      else items.completed(notification.item);
+    } else if (method === 'error') {
+      const notification = parseLeniently(errorNotificationSchema, params);
+      // willRetry: Codex retries by itself and the turn goes on.
+      if (notification && notification.willRetry !== true) errorSeen = { message: notification.error.message, info: notification.error.codexErrorInfo };
+    }
+    // Deltas, token usage and anything unknown: not needed for the result, never fatal.
+  };
+  connection.setListener((message) => (message.kind === 'request' ? answerer(message) : onNotification(message.method, message.params)));
+  void connection.closed.then((reason) => finish({ kind: 'crashed', reason }));
+  request.signal.addEventListener('abort', interrupt, { once: true });
+
+  return {
+    setThread: (id) => (threadId = id),
+    adoptTurnId(id) {
+      turnId ??= id;
+      sendInterruptWhenPossible();
+    },
+    accept: () => markAccepted(),
+    ended,
+    // A turn we asked to stop (an abort, or a cancel in the older approval vocabulary) is interrupted even
+    // if Codex finished it before the interrupt arrived: the user stopped it.
+    result: (end) => resultOfTurn(interruptWanted && end.kind === 'completed' ? { kind: 'interrupted' } : end, items, threadId, turnId),
+    dispose() {
+      turnOver.abort();
+      clearTimeout(interruptTimer);
+      request.signal.removeEventListener('abort', interrupt);
+      connection.setListener(createIdleListener(connection));
+    },
+  };
+}
+
+/**
+ * Answers the child's requests during a turn. Approvals are answered when the
+ * user has (askUser runs beside the reader, which goes on reading); any other
+ * request gets -32601 at once, so the child never waits on us.
+ */
+function createRequestAnswerer(
+  context: CodexTurnContext,
+  request: RunTurnRequest,
+  findItem: (id: string) => ReturnType<ReturnType<typeof createTurnItems>['find']>,
+  turnOver: AbortSignal,
+  interrupt: () => void,
+): (message: Extract<IncomingMessage, { kind: 'request' }>) => void {
+  const { connection, logger } = context;
+  const askSignal = AbortSignal.any([request.signal, turnOver]);
+  return (message) => {
+    const kind = approvalKindOf(message.method);
+    if (!kind) {
+      logger.info({ method: message.method }, 'codex sent a request this client does not serve; answered -32601');
+      connection.respondError(message.id, rpcCodes.methodNotFound, `${message.method} is not supported by this client`);
+      return;
+    }
+    const question = describeApproval(kind, message.params, findItem(approvalItemId(kind, message.params) ?? ''));
+    const answering = context.conversation.autoApprove
+      ? Promise.resolve<ApprovalAnswer>({ decision: 'approved' })
+      : askSafely(request.askUser, question, askSignal);
+    void answering.then((answer) => answerApproval(context, message.id, kind, answer, interrupt));
+  };
+}
+
+function answerApproval(context: CodexTurnContext, id: RpcId, kind: ApprovalRequestKind, answer: ApprovalAnswer, interrupt: () => void): void {
+  const decision = toWireDecision(kind, answer);
+  context.logger.info({ kind, answer: answer.decision, decision }, 'codex approval answered');
+  context.connection.respond(id, { decision });
+  if (interruptsTurn(kind, answer)) interrupt();
+}
+
+/** askUser that never throws and never outlives the signal: no way to ask is unanswered (a refusal), an abort is cancelled. */
+async function askSafely(askUser: AskUser | undefined, question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
+  if (!askUser) return { decision: 'unanswered' };
+  if (signal.aborted) return { decision: 'cancelled' };
+  const aborted = new Promise<ApprovalAnswer>((resolve) => signal.addEventListener('abort', () => resolve({ decision: 'cancelled' }), { once: true }));
+  try {
+    return await Promise.race([askUser(question, signal), aborted]);
+  } catch {
+    return { decision: 'unanswered' };
+  }
+}
+
+/**
+ * Between turns nobody is asking the user: an approval is refused (fail
+ * closed) and anything else gets -32601, so the child never waits on us.
+ */
+export function createIdleListener(connection: CodexConnection): (message: IncomingMessage) => void {
+  return (message) => {
+    if (message.kind !== 'request') return;
+    const kind = approvalKindOf(message.method);
+    if (kind) connection.respond(message.id, { decision: toWireDecision(kind, { decision: 'unanswered' }) });
+    else connection.respondError(message.id, rpcCodes.methodNotFound, `${message.method} is not supported by this client`);
+  };
+}

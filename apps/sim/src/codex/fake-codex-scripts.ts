@@ -44,6 +44,7 @@ export async function runFakeScript(context: FakeTurnContext, text: string): Pro
     case 'ask-user':
       return askUserInput(context);
     case 'hang':
+    case 'hang-deaf':
       return hang(context);
     case 'die':
       context.exit(3);

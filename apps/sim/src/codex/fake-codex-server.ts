@@ -27,6 +27,8 @@ interface Incoming {
 interface ActiveTurn {
   turnId: string;
   abort: AbortController;
+  /** `hang-deaf`: turn/interrupt is answered but ignored, like a child that is stuck. */
+  deaf: boolean;
 }
 
 const codes = { invalidRequest: -32600, methodNotFound: -32601, parseError: -32700, overloaded: -32001 };
@@ -111,7 +113,7 @@ export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore)
         overloadedOnce.add(threadId);
         return fail(id, codes.overloaded, 'Server overloaded; retry later.');
       }
-      const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController() };
+      const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf' };
       active.set(threadId, turn);
       reply(id, { turn: { id: turn.turnId, status: 'inProgress', items: [], error: null } });
       void runTurn(threadId, turn.turnId, text, turn.abort);
@@ -120,7 +122,7 @@ export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore)
       const turn = active.get(typeof params.threadId === 'string' ? params.threadId : '');
       if (!turn || turn.turnId !== params.turnId) return fail(id, codes.invalidRequest, 'no such running turn');
       reply(id, {});
-      turn.abort.abort();
+      if (!turn.deaf) turn.abort.abort();
     },
   };
 

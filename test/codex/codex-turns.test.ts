@@ -1,6 +1,6 @@
 import type { ApprovalAnswer, ApprovalQuestion, AskUser } from '@switchboard/agent';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clientAnswers, createFakeCodexSetup, requestsNamed, turnRequest, type FakeCodexSetup } from './fake-codex-fixture.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { clientAnswers, createFakeCodexSetup, waitLimit, requestsNamed, turnRequest, type FakeCodexSetup } from './fake-codex-fixture.ts';
 
 // The Codex runtime against the fake app-server as a real child on real stdio
 // (apps/sim/src/codex): turns, items, approvals and server requests.
@@ -169,7 +169,10 @@ describe('file change approvals and the older vocabulary', () => {
   it('a cancel in the older vocabulary is denied, then turn/interrupt, and the turn ends interrupted', async () => {
     const result = await setup.createPool().runtimeFor(1, setup.conversation()).runTurn(turnRequest('legacy-run: ls', answering('cancelled')));
     expect(decisionsSent(setup)).toEqual(['denied']);
-    expect(requestsNamed(setup.readLog(), 'turn/interrupt')[0]?.received.params).toEqual({ threadId: result.runtimeIds?.threadId, turnId: result.runtimeIds?.turnId });
+    // Sent right after the answer; the fake may log it just after the turn ended.
+    await vi.waitFor(() => {
+      expect(requestsNamed(setup.readLog(), 'turn/interrupt')[0]?.received.params).toEqual({ threadId: result.runtimeIds?.threadId, turnId: result.runtimeIds?.turnId });
+    }, waitLimit);
     expect(result.outcome).toBe('interrupted');
   });
 });

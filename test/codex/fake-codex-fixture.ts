@@ -9,6 +9,9 @@ import { pino } from 'pino';
 export const fakeCodexBin = fileURLToPath(new URL('../../apps/sim/bin/fake-codex-app-server.mjs', import.meta.url));
 export const fakeCodexCommand = `"${process.execPath}" "${fakeCodexBin}"`;
 
+/** vi.waitFor's limit: a child's exit is an event we poll for, and a loaded machine may take a while. */
+export const waitLimit = { timeout: 10_000, interval: 20 };
+
 export interface LoggedMessage {
   pid: number;
   received: { id?: string | number | null; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };

@@ -133,7 +133,7 @@ export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore)
       return reply(id, { userAgent: 'fake-codex/0.1.0', codexHome: '/nonexistent/fake-codex-home', platformFamily: 'unix', platformOs: process.platform });
     }
     if (!initialized) return fail(id, codes.invalidRequest, 'Not initialized');
-    const handler = handlers[method];
+    const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
     if (!handler) return fail(id, codes.methodNotFound, `unknown method ${method}`);
     handler(id, params);
   };

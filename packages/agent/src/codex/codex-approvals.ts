@@ -21,16 +21,17 @@ import { commandText } from './codex-items.ts';
  */
 export type ApprovalRequestKind = 'command' | 'file_change' | 'legacy_command' | 'legacy_file_change';
 
-const approvalMethods: Record<string, ApprovalRequestKind> = {
-  'item/commandExecution/requestApproval': 'command',
-  'item/fileChange/requestApproval': 'file_change',
-  execCommandApproval: 'legacy_command',
-  applyPatchApproval: 'legacy_file_change',
-};
+// A Map, not an object: a method named `toString` must not find Object.prototype's.
+const approvalMethods = new Map<string, ApprovalRequestKind>([
+  ['item/commandExecution/requestApproval', 'command'],
+  ['item/fileChange/requestApproval', 'file_change'],
+  ['execCommandApproval', 'legacy_command'],
+  ['applyPatchApproval', 'legacy_file_change'],
+]);
 
 /** The kind of approval a server request asks for, or null for a request we do not serve (answered -32601). */
 export function approvalKindOf(method: string): ApprovalRequestKind | null {
-  return approvalMethods[method] ?? null;
+  return approvalMethods.get(method) ?? null;
 }
 
 export type CodexDecision = 'accept' | 'acceptForSession' | 'decline' | 'cancel';

@@ -14,7 +14,7 @@ import {
 import { requestWithRetry } from './codex-request-retry.ts';
 import { openThread, type ThreadContext } from './codex-thread.ts';
 import { endOfCompletedTurn, endOfRequest, resultOfTurn, type CodexErrorSeen, type TurnEnd } from './codex-turn-end.ts';
-import { createTurnItems } from './codex-turn-items.ts';
+import { createTurnItems, type TurnItems } from './codex-turn-items.ts';
 
 export interface CodexTurnContext extends ThreadContext {
   /** After `turn/interrupt`, how long to wait for `turn/completed` before the child is closed. */
@@ -63,84 +63,115 @@ interface TurnWatch {
   dispose(): void;
 }
 
+/** What a running turn knows so far; the notifications fill it in. */
+interface TurnState {
+  /** Until a thread is open, the one the caller kept: a turn that fails before then hands it back unchanged. */
+  threadId: string | undefined;
+  turnId: string | undefined;
+  items: TurnItems;
+  errorSeen: CodexErrorSeen | undefined;
+  interruptWanted: boolean;
+  interruptSent: boolean;
+  finish(end: TurnEnd): void;
+  markAccepted(): Promise<void>;
+}
+
 /** Listens to the child for the whole turn: items, the turn's end, server requests, the child's exit and the abort. */
 function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatch {
-  const { connection, logger } = context;
-  const items = createTurnItems();
+  const { connection } = context;
   const turnOver = new AbortController();
-  // Until a thread is open, the one the caller kept: a turn that fails before then hands it back unchanged.
-  let threadId: string | undefined = request.runtimeIds?.threadId;
-  let turnId: string | undefined;
-  let errorSeen: CodexErrorSeen | undefined;
-  let interruptWanted = false;
-  let interruptSent = false;
-  let interruptTimer: NodeJS.Timeout | undefined;
   let accepted: Promise<void> | undefined;
   let finish: (end: TurnEnd) => void = () => {};
   const ended = new Promise<TurnEnd>((resolve) => (finish = resolve));
+  const state: TurnState = {
+    threadId: request.runtimeIds?.threadId,
+    turnId: undefined,
+    items: createTurnItems(),
+    errorSeen: undefined,
+    interruptWanted: false,
+    interruptSent: false,
+    finish: (end) => finish(end),
+    markAccepted: () => (accepted ??= Promise.resolve(request.onModelAccepted?.())),
+  };
+  const interrupter = createInterrupter(context, state);
+  const answerer = createRequestAnswerer(context, request, state.items.find, turnOver.signal, interrupter.interrupt);
+  connection.setListener((message) => {
+    if (message.kind === 'request') answerer(message);
+    else readTurnNotification(state, message.method, message.params, interrupter.sendWhenPossible);
+  });
+  void connection.closed.then((reason) => finish({ kind: 'crashed', reason }));
+  request.signal.addEventListener('abort', interrupter.interrupt, { once: true });
 
-  const sendInterruptWhenPossible = () => {
-    if (!interruptWanted || interruptSent || !threadId || !turnId) return;
-    interruptSent = true;
+  return {
+    setThread: (id) => (state.threadId = id),
+    adoptTurnId(id) {
+      state.turnId ??= id;
+      interrupter.sendWhenPossible();
+    },
+    accept: () => state.markAccepted(),
+    ended,
+    // A turn we asked to stop (an abort, or a cancel in the older approval vocabulary) is interrupted even
+    // if Codex finished it before the interrupt arrived: the user stopped it.
+    result: (end) =>
+      resultOfTurn(state.interruptWanted && end.kind === 'completed' ? { kind: 'interrupted' } : end, state.items, state.threadId, state.turnId),
+    dispose() {
+      turnOver.abort();
+      interrupter.dispose();
+      request.signal.removeEventListener('abort', interrupter.interrupt);
+      connection.setListener(createIdleListener(connection));
+    },
+  };
+}
+
+/**
+ * `turn/interrupt` once the turn's id is known (an abort can come before
+ * turn/start's answer), and the child closed when it does not end the turn in
+ * time: a child that ignores an interrupt cannot be trusted with the next turn.
+ */
+function createInterrupter(context: CodexTurnContext, state: TurnState) {
+  const { connection, logger } = context;
+  let timer: NodeJS.Timeout | undefined;
+  const sendWhenPossible = () => {
+    const { threadId, turnId } = state;
+    if (!state.interruptWanted || state.interruptSent || !threadId || !turnId) return;
+    state.interruptSent = true;
     void connection.request('turn/interrupt', { threadId, turnId }).then((outcome) => {
       if (outcome.kind === 'error') logger.warn({ error: outcome.error.message }, 'codex refused turn/interrupt');
     });
   };
   const interrupt = () => {
-    interruptWanted = true;
-    sendInterruptWhenPossible();
-    interruptTimer ??= setTimeout(() => {
-      // A child that does not end the turn when asked cannot be trusted with the next one.
+    state.interruptWanted = true;
+    sendWhenPossible();
+    timer ??= setTimeout(() => {
       logger.warn({ timeoutMs: context.interruptTimeoutMs }, 'codex did not end the interrupted turn in time; closing the child');
       void connection.close(context.closeGraceMs);
-      finish({ kind: 'interrupted' });
+      state.finish({ kind: 'interrupted' });
     }, context.interruptTimeoutMs);
   };
-  const markAccepted = () => (accepted ??= Promise.resolve(request.onModelAccepted?.()));
-  const answerer = createRequestAnswerer(context, request, items.find, turnOver.signal, interrupt);
+  return { sendWhenPossible, interrupt, dispose: () => clearTimeout(timer) };
+}
 
-  const onNotification = (method: string, params: unknown) => {
-    if (method === 'turn/started' || method === 'turn/completed') {
-      const turn = parseLeniently(turnNotificationSchema, params)?.turn;
-      if (!turn || (turnId && turn.id !== turnId)) return;
-      turnId ??= turn.id;
-      sendInterruptWhenPossible();
-      if (method === 'turn/started') void markAccepted();
-      else finish(endOfCompletedTurn(turn.status, turn.error?.message, errorSeen));
-    } else if (method === 'item/started' || method === 'item/completed') {
-      const notification = parseLeniently(itemNotificationSchema, params);
-      if (!notification || (turnId && notification.turnId && notification.turnId !== turnId)) return;
-      if (method === 'item/started') items.started(notification.item);
-      else items.completed(notification.item);
-    } else if (method === 'error') {
-      const notification = parseLeniently(errorNotificationSchema, params);
-      // willRetry: Codex retries by itself and the turn goes on.
-      if (notification && notification.willRetry !== true) errorSeen = { message: notification.error.message, info: notification.error.codexErrorInfo };
+/** One notification of the running turn. Deltas, token usage and anything unknown are not needed for the result and never fatal. */
+function readTurnNotification(state: TurnState, method: string, params: unknown, sendInterruptWhenPossible: () => void): void {
+  if (method === 'turn/started' || method === 'turn/completed') {
+    const turn = parseLeniently(turnNotificationSchema, params)?.turn;
+    if (!turn || (state.turnId && turn.id !== state.turnId)) return;
+    state.turnId ??= turn.id;
+    sendInterruptWhenPossible();
+    if (method === 'turn/started') void state.markAccepted();
+    else state.finish(endOfCompletedTurn(turn.status, turn.error?.message, state.errorSeen));
+  } else if (method === 'item/started' || method === 'item/completed') {
+    const notification = parseLeniently(itemNotificationSchema, params);
+    if (!notification || (state.turnId && notification.turnId && notification.turnId !== state.turnId)) return;
+    if (method === 'item/started') state.items.started(notification.item);
+    else state.items.completed(notification.item);
+  } else if (method === 'error') {
+    const notification = parseLeniently(errorNotificationSchema, params);
+    // willRetry: Codex retries by itself and the turn goes on.
+    if (notification && notification.willRetry !== true) {
+      state.errorSeen = { message: notification.error.message, info: notification.error.codexErrorInfo };
     }
-    // Deltas, token usage and anything unknown: not needed for the result, never fatal.
-  };
-  connection.setListener((message) => (message.kind === 'request' ? answerer(message) : onNotification(message.method, message.params)));
-  void connection.closed.then((reason) => finish({ kind: 'crashed', reason }));
-  request.signal.addEventListener('abort', interrupt, { once: true });
-
-  return {
-    setThread: (id) => (threadId = id),
-    adoptTurnId(id) {
-      turnId ??= id;
-      sendInterruptWhenPossible();
-    },
-    accept: () => markAccepted(),
-    ended,
-    // A turn we asked to stop (an abort, or a cancel in the older approval vocabulary) is interrupted even
-    // if Codex finished it before the interrupt arrived: the user stopped it.
-    result: (end) => resultOfTurn(interruptWanted && end.kind === 'completed' ? { kind: 'interrupted' } : end, items, threadId, turnId),
-    dispose() {
-      turnOver.abort();
-      clearTimeout(interruptTimer);
-      request.signal.removeEventListener('abort', interrupt);
-      connection.setListener(createIdleListener(connection));
-    },
-  };
+  }
 }
 
 /**
@@ -151,7 +182,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
 function createRequestAnswerer(
   context: CodexTurnContext,
   request: RunTurnRequest,
-  findItem: (id: string) => ReturnType<ReturnType<typeof createTurnItems>['find']>,
+  findItem: TurnItems['find'],
   turnOver: AbortSignal,
   interrupt: () => void,
 ): (message: Extract<IncomingMessage, { kind: 'request' }>) => void {

@@ -47,6 +47,14 @@ describe('interrupts', () => {
     expect(toolResult?.role === 'tool' && call?.role === 'assistant' && toolResult.toolCallId === call.toolCalls?.[0]?.id).toBe(true);
   });
 
+  it('a turn stopped before it began starts no child and hands the thread id back', async () => {
+    const pool = setup.createPool();
+    const result = await pool.runtimeFor(1, setup.conversation()).runTurn(turnRequest('hi', { signal: AbortSignal.abort(), runtimeIds: { threadId: 'thr_kept' } }));
+    expect(result).toEqual({ outcome: 'interrupted', entries: [], toolIterations: 0, runtimeIds: { threadId: 'thr_kept' } });
+    expect(pool.size).toBe(0);
+    expect(setup.readLog()).toEqual([]);
+  });
+
   it('a child that ignores turn/interrupt is killed after the timeout; the turn is interrupted and the next one gets a fresh child', async () => {
     const controller = new AbortController();
     const pool = setup.createPool({ interruptTimeoutMs: 300, closeGraceMs: 200 });

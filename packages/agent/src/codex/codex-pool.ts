@@ -12,6 +12,8 @@ interface PooledChild {
   connection: CodexConnection;
   /** The `initialize` handshake: true once the child may take requests. */
   ready: Promise<boolean>;
+  /** The handshake succeeded. */
+  initialized: boolean;
   loadedThreads: Set<string>;
   busy: boolean;
   lastUsedAt: number;
@@ -65,6 +67,7 @@ export function createCodexPool(options: CodexPoolOptions): CodexPool {
 
   const runTurn = async (conversationId: number, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> => {
     if (closing) return failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)', request.runtimeIds);
+    if (request.signal.aborted) return interrupted(request.runtimeIds);
     const found = await childFor(conversationId);
     if ('failure' in found) return { ...found.failure, ...(request.runtimeIds ? { runtimeIds: request.runtimeIds } : {}) };
     const child = found;
@@ -72,7 +75,13 @@ export function createCodexPool(options: CodexPoolOptions): CodexPool {
     child.busy = true;
     clearTimeout(child.idleTimer);
     try {
-      if (!(await child.ready)) {
+      const ready = await readyUnlessAborted(child.ready, request.signal);
+      if (ready === 'aborted') {
+        // A child still not through `initialize` when the turn is stopped may be stuck: not kept for the next turn.
+        if (!child.initialized) void discard(child);
+        return interrupted(request.runtimeIds);
+      }
+      if (!ready) {
         const reason = await child.connection.closed;
         return failed('RUNTIME_CRASHED', `the Codex app-server could not be started (${reason})`, request.runtimeIds);
       }
@@ -124,9 +133,28 @@ function spawnChild(conversationId: number, argv: string[], options: CodexPoolOp
       return false;
     }
     connection.notify('initialized');
+    child.initialized = true;
     return true;
   });
-  return { conversationId, connection, ready, loadedThreads: new Set(), busy: false, lastUsedAt: Date.now() };
+  const child: PooledChild = { conversationId, connection, ready, initialized: false, loadedThreads: new Set(), busy: false, lastUsedAt: Date.now() };
+  return child;
+}
+
+function interrupted(runtimeIds: RuntimeIds | undefined): RunTurnResult {
+  return { outcome: 'interrupted', entries: [], toolIterations: 0, ...(runtimeIds ? { runtimeIds } : {}) };
+}
+
+/** The handshake's outcome, or 'aborted' as soon as the turn's signal is. */
+function readyUnlessAborted(ready: Promise<boolean>, signal: AbortSignal): Promise<boolean | 'aborted'> {
+  if (signal.aborted) return Promise.resolve('aborted');
+  return new Promise((resolve) => {
+    const onAbort = () => resolve('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+    void ready.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
 }
 
 /** A turn that never reached Codex; the thread id the caller kept is handed back so the next turn still resumes it. */

@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { estimateMessageTokens, normaliseText, parseChatCommand, splitMessage } from '@switchboard/core';
+import { estimateMessageTokens, normaliseText, splitMessage } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -15,6 +15,7 @@ import {
 } from '@switchboard/db';
 import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn } from './active-turn.ts';
 import type { LeaseHolding } from './conversation-lease.ts';
+import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -244,12 +245,7 @@ function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInpu
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
 async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {
   const pending = await loadPendingInbound(ctx.db, active.conversationId, ctx.config.MAX_QUEUED_INPUT);
-  const taken: { text: string; inboundEventId: number }[] = [];
-  for (const event of pending) {
-    if (event.id <= (active.state.takenUpTo ?? 0)) continue;
-    if (parseChatCommand(event.text)) break;
-    taken.push({ text: event.text, inboundEventId: event.id });
-  }
+  const taken = steerableInput(pending, active.state.takenUpTo ?? 0).map((event) => ({ text: event.text, inboundEventId: event.id }));
   const lastTaken = taken.at(-1);
   if (lastTaken) active.dispatch({ kind: 'taken', upTo: lastTaken.inboundEventId });
   return taken;

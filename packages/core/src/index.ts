@@ -1,6 +1,18 @@
 export { apiOnlyNotes } from './api-only-notes.ts';
 export { busyInputModes, planNextWork, shouldInterrupt, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
-export { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, signalOfCommand, type ChatCommand, type ChatCommandName } from './chat-commands.ts';
+export {
+  chatCommandNames,
+  classifySignal,
+  isCommandForAnotherBot,
+  parseChatCommand,
+  plainTextCommand,
+  readStoredCommand,
+  signalOfCommand,
+  storedCommandOf,
+  type ChatCommand,
+  type ChatCommandName,
+  type StoredCommand,
+} from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';
 export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';

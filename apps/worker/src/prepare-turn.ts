@@ -5,6 +5,7 @@ import {
   findToolTail,
   needsCompression,
   resumesCutOffTurn,
+  restartLoopStartsAt,
   trimOldestToFit,
 } from '@switchboard/core';
 import { beginTurn, ensureCurrentSession, loadConversation, loadSession, type BeginTurnResult, type ConversationRow, type InboundEventRow, type MessageRow, type SessionRow, type TurnState } from '@switchboard/db';
@@ -50,7 +51,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
     conversationId,
     sessionId: session.id,
     workerId: ctx.workerId,
-    suspendThreshold: ctx.config.RESTART_SUSPEND_THRESHOLD,
+    suspendThreshold: restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD),
     firstInputEventId: (input[0] as InboundEventRow).id,
     maxRunningPerUser: ctx.config.USER_MAX_RUNNING_TURNS,
   }).then(async (begun) => {

@@ -27,3 +27,16 @@ export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
 export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';
 export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';
+export {
+  automaticCompressionGate,
+  compressionBackoffMaxDoublings,
+  compressionMinimumShrink,
+  hasEnoughToSummarise,
+  judgeCompression,
+  judgeCompressionFailure,
+  nonShrinkingCompressionsToBlock,
+  type CompressionPolicy,
+  type CompressionVerdict,
+} from './compression-rules.ts';
+export { isOverQueueCap, queueCapFor } from './queue-cap.ts';
+export { isRestartLoop, restartLoopStartsAt } from './restart-rules.ts';

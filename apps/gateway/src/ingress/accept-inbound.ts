@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { isRetryableCode, parseChatCommand, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
+import { isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Sql, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -78,7 +78,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
       text: message.text,
       command: storedCommandOf(command),
       replyTarget: message.replyTarget,
-      refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
+      refuseAtPending: queueCapFor(signal, deps.maxQueuedInput),
     }, deadline);
   } catch (error) {
     const failure = classifyStoreError(error);

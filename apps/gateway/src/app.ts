@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import type { Database, Sql } from '@switchboard/db';
+import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
@@ -16,8 +16,6 @@ import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
-  sql: Sql;
-  /** drizzle over the same pool, for the admin API's queries. */
   db: Database;
   queue: TurnQueue;
   /** A fail-fast connection, used for readiness. */
@@ -50,10 +48,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   });
 
   // Before the webhook routes, so its onSend hook counts every one of them.
-  const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
+  const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], db: deps.db, log: deps.log });
   registerMetrics(app, metrics);
   registerHealthRoutes(app, deps);
-  const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
+  const ingress = createIngressDeps(deps.config, { db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
   }

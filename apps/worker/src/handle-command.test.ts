@@ -13,7 +13,7 @@ const db = useTestDbClient({ max: 2 });
 const context = () => ({ db: db.client.db, config: { BUSY_INPUT_MODE: 'interrupt' }, senders: new Map([['telegram', { messageLimit: 4096 }]]) }) as unknown as WorkerContext;
 
 async function store(chatId: string, eventId: string, text: string, command: string | null) {
-  return storeInboundEvent(db.client.sql, {
+  return storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: 'u1', text, command, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
   });
@@ -21,7 +21,7 @@ async function store(chatId: string, eventId: string, text: string, command: str
 
 /** Plans the conversation's next work as the work loop does (planPass). */
 async function planNext(conversationId: number) {
-  const state = await loadTurnState(db.client.sql, conversationId, 64);
+  const state = await loadTurnState(db.client.db, conversationId, 64);
   return { state, work: planWork('interrupt', 'telegram', state?.pending ?? [], 32) };
 }
 

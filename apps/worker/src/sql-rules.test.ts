@@ -11,7 +11,7 @@ const db = useTestDbClient({ max: 2 });
 let chats = 0;
 
 async function store(chatId: string, eventId: string, text: string, refuseAtPending: number | null) {
-  return storeInboundEvent(db.client.sql, {
+  return storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: `u${chatId}`, text, command: null, replyTarget: {}, refuseAtPending,
   });
@@ -50,7 +50,7 @@ describe('the restart threshold in beginTurn and suspendRestartLoops agrees with
   it('begins a turn below the loop and refuses it from the loop on', async () => {
     for (const count of [0, 1, 2, 3, 4]) {
       const ids = await newConversation();
-      await db.client.sql`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
+      await db.client.db.$client`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
       const begun = await beginTurn(db.client.db, {
         conversationId: ids.conversationId, sessionId: ids.sessionId, workerId: 'w', suspendThreshold: restartLoopStartsAt(threshold), firstInputEventId: ids.eventId, maxRunningPerUser: 4,
       });
@@ -63,7 +63,7 @@ describe('the restart threshold in beginTurn and suspendRestartLoops agrees with
     const conversations = [];
     for (const count of counts) {
       const ids = await newConversation();
-      await db.client.sql`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
+      await db.client.db.$client`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
       conversations.push(ids.conversationId);
     }
     const suspended = (await suspendRestartLoops(db.client.db, restartLoopStartsAt(threshold))).map((s) => s.conversationId);
@@ -77,9 +77,9 @@ describe('recordCompressionFailure agrees with core judgeCompressionFailure', ()
   it('counts, blocks and backs off as the core rule says', async () => {
     for (const before of [{ failures: 0, blocked: false }, { failures: 1, blocked: false }, { failures: 2, blocked: false }, { failures: 0, blocked: true }, { failures: 8, blocked: false }]) {
       const { sessionId } = await newConversation();
-      await db.client.sql`update sessions set compress_failures = ${before.failures}, compress_blocked = ${before.blocked} where id = ${sessionId}`;
+      await db.client.db.$client`update sessions set compress_failures = ${before.failures}, compress_blocked = ${before.blocked} where id = ${sessionId}`;
       const recorded = await recordCompressionFailure(db.client.db, sessionId, { ...policy, maxDoublings: compressionBackoffMaxDoublings });
-      const [row] = await db.client.sql<{ retry_in_ms: number }[]>`select (extract(epoch from next_compress_at - now()) * 1000)::float8 as retry_in_ms from sessions where id = ${sessionId}`;
+      const [row] = await db.client.db.$client<{ retry_in_ms: number }[]>`select (extract(epoch from next_compress_at - now()) * 1000)::float8 as retry_in_ms from sessions where id = ${sessionId}`;
       const expected = judgeCompressionFailure(before, policy);
       expect(recorded, JSON.stringify(before)).toEqual({ failures: expected.failures, blocked: expected.blocked });
       // Read a moment after the update's now(): within 2 s of the rule's backoff, whose steps are 10 s apart.

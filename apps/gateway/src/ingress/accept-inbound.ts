@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
 import { isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
-import { queueOverflowNotice, storeInboundEvent, type Sql, type StoreDeadline } from '@switchboard/db';
+import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
@@ -31,7 +31,7 @@ export class IngressError extends Error {
 }
 
 export interface IngressDeps extends AdmissionDeps {
-  sql: Sql;
+  db: Database;
   queue: TurnQueue;
   /** Fail-fast connection used to publish signals to the worker running the conversation. */
   redis: Redis;
@@ -66,7 +66,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   if (admission !== 'allow') return admission;
   let stored;
   try {
-    stored = await storeInboundEvent(deps.sql, {
+    stored = await storeInboundEvent(deps.db, {
       platform: message.platform,
       accountId: message.address.accountId,
       eventId: message.eventId,
@@ -112,7 +112,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
 
 async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conversationId: number): Promise<void> {
   try {
-    const queued = await queueOverflowNotice(deps.sql, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
+    const queued = await queueOverflowNotice(deps.db, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
     if (queued) await enqueueWake(deps.queue, { conversationId, inboundEventId: null, reason: 'outbox' }, `overflow-${conversationId}-${Date.now()}`);
   } catch (err) {
     // The refusal is stored; the recovery sweep delivers a queued notice even if this wake-up was lost.
@@ -123,7 +123,7 @@ async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conv
 /** The ingress dependencies every route and the Discord connection share, built from the config once. */
 export function createIngressDeps(
   config: GatewayConfig,
-  clients: { sql: Sql; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
+  clients: { db: Database; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
 ): IngressDeps {
   return {
     ...clients,

@@ -38,10 +38,16 @@ interface LoadedThread {
   sessionApproved: Set<string>;
 }
 
+export interface FakeCodexOptions {
+  /** Reads `initialize` but never answers it, like a child stuck in its handshake (FAKE_CODEX_SILENT_INIT=1). */
+  silentInit?: boolean;
+}
+
 /** One fake process's state, shared by its handlers. */
 interface FakeServer {
   readonly io: FakeCodexIo;
   readonly threads: FakeThreadStore;
+  readonly options: FakeCodexOptions;
   initialized: boolean;
   nextServerId: number;
   /** Our own requests to the client, by id as a string, until it answers. */
@@ -57,10 +63,11 @@ type Handler = (fake: FakeServer, id: Id, params: Record<string, unknown>) => vo
 
 const codes = { invalidRequest: -32600, methodNotFound: -32601, parseError: -32700, overloaded: -32001 };
 
-export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore): { receive(line: string): void } {
+export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore, options: FakeCodexOptions = {}): { receive(line: string): void } {
   const fake: FakeServer = {
     io,
     threads,
+    options,
     initialized: false,
     nextServerId: 1,
     awaitingClient: new Map(),
@@ -109,6 +116,8 @@ function answerRequest(fake: FakeServer, id: Id, method: string, params: Record<
 }
 
 function answerInitialize(fake: FakeServer, id: Id): void {
+  // The runtime's tests need a child that hangs in its handshake; the request is still logged.
+  if (fake.options.silentInit) return;
   if (fake.initialized) return fail(fake, id, codes.invalidRequest, 'Already initialized');
   fake.initialized = true;
   reply(fake, id, { userAgent: 'fake-codex/0.1.0', codexHome: '/nonexistent/fake-codex-home', platformFamily: 'unix', platformOs: process.platform });

@@ -1,4 +1,4 @@
-import { busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
+import { busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
 import { commitTurn, ensureCurrentSession, loadSession, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -35,21 +35,31 @@ const busyModeHelp: Record<string, string> = {
 };
 
 /**
+ * What a /stop says. Whether it cancelled a turn is decided once, by the
+ * ActiveTurn reducer (`cancellingStopOf`), and recorded by that turn's fenced
+ * commit on the /stop's row (`turn_id`, commitTurn's `stoppedByEventId`); a
+ * /stop that cancelled another worker's turn (which was then stopped, killed
+ * or lost the conversation) carries that turn's id the same way. The reply
+ * reads only the row, so whichever worker answers the /stop says the same.
+ */
+export function replyToStop(event: Pick<InboundEventRow, 'turnId'>): string {
+  return event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
+}
+
+/**
  * Runs a chat command (docs/turns.md, "Busy input modes") in arrival order
  * with the messages around it, and replies through the outbox; returns the
- * rows waiting to be delivered.
- * `stoppedEventIds` holds the /stop events that actually cancelled a turn in
- * this loop; a /stop that cancelled another worker's turn (which was then
- * stopped, killed or lost the conversation) carries that turn's id.
+ * rows waiting to be delivered. `command` is the event's, as the work loop
+ * read it from the stored column (null: not a command any more, answered
+ * with the help text); the text is not parsed here.
+ * `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it).
  */
-/** `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it). */
-export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>, claimId: string): Promise<OutboxRow[]> {
-  const command = parseChatCommand(event.text);
+export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, command: StoredCommand | null, claimId: string): Promise<OutboxRow[]> {
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
   switch (command?.name) {
     case 'stop':
-      reply = stoppedEventIds.has(event.id) || event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
+      reply = replyToStop(event);
       break;
     case 'busy':
       if (command.mode) {

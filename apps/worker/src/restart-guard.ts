@@ -1,3 +1,4 @@
+import { restartLoopStartsAt, staleTurnRule } from '@switchboard/core';
 import { claimDeadWorkers, cutOffRunningTurns, findStrandedConversations } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -14,7 +15,8 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     ? [...(await claimGoneLocalWorkers(ctx.db, ctx.workerId, ctx.config.HEARTBEAT_INTERVAL_MS)), ...(await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS))]
     : [];
   for (const workerId of deadWorkers) {
-    const conversations = await cutOffRunningTurns(ctx.db, { workerId });
+    // A dead worker is never alive by the stale-turn rule: its running turns are cut off and counted.
+    const conversations = await cutOffRunningTurns(ctx.db, { workerId }, staleTurnRule(ctx.config.WORKER_DEAD_AFTER_MS).cutOff);
     ctx.metrics.countRestartIncrements(conversations.length);
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
     await resumeAfterDeadWorker(ctx, workerId);
@@ -29,7 +31,7 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
  * right after a turn whose commit brought its crash streak to the threshold.
  */
 export async function suspendLoops(ctx: WorkerContext): Promise<void> {
-  for (const { conversationId, reason } of await ctx.actions.suspendRestartLoops(ctx.config.RESTART_SUSPEND_THRESHOLD)) {
+  for (const { conversationId, reason } of await ctx.actions.suspendRestartLoops(restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD))) {
     ctx.metrics.countSuspension(reason);
     ctx.log.warn({ conversationId, reason }, reason === 'restart_loop' ? 'conversation suspended after repeated restarts' : 'conversation suspended after its runtime child died mid-turn repeatedly');
   }

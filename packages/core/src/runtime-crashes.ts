@@ -1,3 +1,5 @@
+import { restartLoopStartsAt } from './restart-rules.ts';
+
 /**
  * A runtime child that dies mid-turn (RUNTIME_CRASHED, docs/codex.md
  * "Crashes and suspension") counts toward suspension like a restart: a
@@ -14,7 +16,11 @@ export function crashStreakChangeOf(turn: { status: string; error?: string | nul
   return 'keep';
 }
 
-/** Whether the streak after a turn suspends the conversation (the restart-loop threshold, the same rule). */
-export function crashStreakSuspends(streak: number, threshold: number): boolean {
-  return threshold > 0 && streak >= threshold;
+/**
+ * Whether the streak after a turn suspends the conversation: the restart-loop
+ * rule's own bound (`restartLoopStartsAt`), which beginTurn and
+ * suspendRestartLoops compare the streak with in SQL.
+ */
+export function crashStreakSuspends(streak: number, suspendThreshold: number): boolean {
+  return streak >= restartLoopStartsAt(suspendThreshold);
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { isRetryableCode, parseChatCommand, resolveConversationKey, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
+import { isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -58,7 +58,7 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  * over is enqueued again under the same job id, so it can never run twice.
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage, deadline?: StoreDeadline): Promise<IngressOutcome> {
-  // Parsed once, here: the command is stored with the event so no later step has to read the text again.
+  // Parsed once, here: the command (or `text`, for plain text) is stored with the event so no later step reads the text again.
   const command = parseChatCommand(message.text);
   const signal = signalOfCommand(command);
   // Only /stop skips the rate limit and the input cap: it must always work, and it makes the bot say one line at most.
@@ -76,9 +76,9 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
       userScope: message.address.userScope,
       userId: message.userId,
       text: message.text,
-      command: command?.name ?? null,
+      command: storedCommandOf(command),
       replyTarget: message.replyTarget,
-      refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
+      refuseAtPending: queueCapFor(signal, deps.maxQueuedInput),
     }, deadline);
   } catch (error) {
     const failure = classifyStoreError(error);

@@ -5,13 +5,18 @@ import { setConversationRuntime } from './runtime-store.ts';
 import { resetConversationSession } from './session-store.ts';
 import { suspendConversation } from './suspension-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
+import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
 
 // Issue 21: the runtime's thread kept on the session under the commit's fence,
 // runtime crashes in a row counted and suspended like a restart loop, and the
 // operator's per-conversation runtime setting.
 const db = useTestDbClient({ max: 4 });
 const threshold = 3;
+/** Core's staleTurnRule(10_000), spelled out as turn-fence.test.ts does (packages/db does not depend on core). */
+const settleRule: StaleTurnRule = {
+  liveStatus: 'running', maxHeartbeatAgeMs: 10_000,
+  cutOff: { status: 'failed', error: 'cut_off_by_restart' }, superseded: { status: 'interrupted', error: 'lease_lost' },
+};
 let nextEvent = 0;
 
 async function newConversation(chatId: string) {
@@ -75,7 +80,7 @@ describe("the runtime's thread on the session", () => {
     const begun = await begin(ids);
     if (begun.kind !== 'begun') throw new Error(begun.kind);
     // Its worker was never registered, so it counts as dead: cut off, and its commit refused.
-    await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
     expect(await commitTurn(db.client.db, endOf(ids, begun.turnId, { runtimeThreadId: 'thr-stale' }))).toEqual({ kind: 'stale' });
     expect(await threadOf(ids.sessionId)).toBeNull();
   });

@@ -137,7 +137,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
     if (active.controller.signal.aborted) return stopped();
     const choice = await ctx.runtimes.runtimeFor(conversation);
     if (choice.kind !== 'ready') {
-      log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused: it would lie outside CODEX_WORKSPACES');
+      log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
       return { entries: [], status: 'failed', error: 'WORKSPACE_REFUSED', replyText: notices.failed };
     }
     const threadId = session.runtimeThreadId;

@@ -1,5 +1,21 @@
 export { apiOnlyNotes } from './api-only-notes.ts';
 export { busyInputModes, planNextWork, shouldInterrupt, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
+export {
+  approvalButtons,
+  approvalChoiceOfCommand,
+  approvalChoices,
+  approvalReplies,
+  encodeApprovalPayload,
+  isApprovalCommand,
+  mayAnswerApproval,
+  parseApprovalPayload,
+  renderApprovalDecision,
+  renderApprovalQuestion,
+  renderNotAllowed,
+  userKeyOf,
+  type ApprovalChoice,
+  type ApprovalQuestionText,
+} from './approvals.ts';
 export { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, signalOfCommand, type ChatCommand, type ChatCommandName } from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';
 export { estimateMessageTokens } from './estimate-tokens.ts';

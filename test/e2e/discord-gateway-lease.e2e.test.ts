@@ -53,7 +53,7 @@ describe('Discord Gateway lease across gateway processes', () => {
       config,
       log,
       leaseTtlMs: 900,
-      ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }),
+      ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log }),
     });
     inbounds.push(inbound);
     return inbound;

@@ -60,7 +60,7 @@ describe('Discord Gateway across a Redis restarted empty', () => {
   function startProcess(): DiscordInbound {
     const log = createLogger(`redis-restart-test-${inbounds.length}`, (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent');
     const queue = createTurnQueue(redis, config.REDIS_PREFIX);
-    const inbound = startDiscordInbound({ config, log, leaseTtlMs: 900, ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }) });
+    const inbound = startDiscordInbound({ config, log, leaseTtlMs: 900, ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log }) });
     inbounds.push(inbound);
     return inbound;
   }

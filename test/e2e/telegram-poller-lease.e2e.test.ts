@@ -73,7 +73,7 @@ describe('Telegram poller lease', () => {
       token,
       apiRoot: simUrl,
       context: { botId: readTelegramBotId(token) },
-      ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log }),
+      ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log }),
       redis: pollerRedis,
       redisPrefix: config.REDIS_PREFIX,
       sql: db.sql,

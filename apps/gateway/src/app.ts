@@ -1,3 +1,4 @@
+import { Api } from 'grammy';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
@@ -53,9 +54,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
   registerMetrics(app, metrics);
   registerHealthRoutes(app, deps);
-  const ingress = createIngressDeps(deps.config, { sql: deps.sql, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
+  const ingress = createIngressDeps(deps.config, { sql: deps.sql, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
-    registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
+    const api = new Api(deps.config.TELEGRAM_BOT_TOKEN ?? '', { apiRoot: deps.config.TELEGRAM_API_ROOT.replace(/\/+$/, '') });
+    registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram, api });
   }
   if (deps.config.SLACK_SIGNING_SECRET) {
     await registerSlackEvents(app, ingress, { signingSecret: deps.config.SLACK_SIGNING_SECRET, context: deps.slack ?? {} });

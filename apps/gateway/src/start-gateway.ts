@@ -36,7 +36,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   log.info({ url }, 'gateway listening');
   // One Gateway connection per bot token across all gateway processes, decided by a Redis lease.
   const discord = config.DISCORD_BOT_TOKEN
-    ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log, countRejected }) })
+    ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log, countRejected }) })
     : undefined;
   if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
   // Long polling instead of the webhook: one poller per token across gateway processes, by a Redis lease.
@@ -48,7 +48,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
           token: config.TELEGRAM_BOT_TOKEN as string,
           apiRoot: config.TELEGRAM_API_ROOT,
           context: telegram,
-          ingress: createIngressDeps(config, { sql: db.sql, queue, redis, log, countRejected }),
+          ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log, countRejected }),
           redis: pollerRedis,
           redisPrefix: config.REDIS_PREFIX,
           sql: db.sql,

@@ -82,8 +82,17 @@ const detailLimit = 1200;
 
 /** The question as the user reads it: what, the command and its directory or the files, and how to answer. */
 export function renderApprovalQuestion(question: ApprovalQuestionText): string {
+  return [...describeQuestion(question), '', 'Reply /approve, /approve session or /deny (the buttons do the same).'].join('\n');
+}
+
+/** The question once answered (its buttons removed): what was asked, then the outcome line. */
+export function renderAnsweredQuestion(question: ApprovalQuestionText, outcome: string): string {
+  return [...describeQuestion(question), '', outcome].join('\n');
+}
+
+function describeQuestion(question: ApprovalQuestionText): string[] {
   const detail = question.detail ? (question.detail.length > detailLimit ? `${question.detail.slice(0, detailLimit)}…` : question.detail) : undefined;
-  return [questionHeadings[question.kind], question.summary, ...(detail ? [detail] : []), '', 'Reply /approve, /approve session or /deny (the buttons do the same).'].join('\n');
+  return [questionHeadings[question.kind], question.summary, ...(detail ? [detail] : [])];
 }
 
 /** Button labels, in the order shown. */

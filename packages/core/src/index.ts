@@ -9,6 +9,7 @@ export {
   isApprovalCommand,
   mayAnswerApproval,
   parseApprovalPayload,
+  renderAnsweredQuestion,
   renderApprovalDecision,
   renderApprovalQuestion,
   renderNotAllowed,

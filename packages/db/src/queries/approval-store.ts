@@ -50,6 +50,15 @@ export async function insertApproval(db: Database, input: ApprovalToAsk): Promis
   });
 }
 
+/** A question granted without asking (CODEX_AUTO_APPROVE): stored decided, `auto`, for the transcript and the audit. */
+export async function recordAutoApproval(db: Database, input: Omit<ApprovalToAsk, 'timeoutSeconds'>): Promise<ApprovalRow | undefined> {
+  const [row] = await db
+    .insert(approvals)
+    .values({ ...input, status: 'approved', decidedVia: 'auto', expiresAt: sql`now()`, decidedAt: sql`now()` })
+    .returning();
+  return row;
+}
+
 /** Where the question was posted (platform message ids, the reply target), to answer and edit it later. */
 export async function setApprovalQuestionRef(db: Database, id: number, questionRef: Record<string, unknown>): Promise<void> {
   await db.update(approvals).set({ questionRef }).where(eq(approvals.id, id));

@@ -6,6 +6,7 @@ import { createLogger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createApprovalWaiters, createChatAskUser, subscribeApprovalWaiters, type ApprovalContext, type ApprovalTurn } from '@switchboard/worker';
 import { discordApplicationId, discordBotToken, sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
+import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { slackBotToken } from '../support/slack.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
@@ -31,7 +32,7 @@ describe('approvals asked in the chat', () => {
   let turnIds = 100;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ slack: true, discord: true, workers: 0, gatewayEnv: { APPROVERS: approver } });
+    system = await TestSystem.start({ slack: true, discord: true, workers: 0, gatewayEnv: { APPROVERS: approver, ADMIN_TOKEN: adminTokenEnv } });
     db = createDbClient(system.databaseUrl, { max: 4 });
     subscriber = new Redis(redisUrl());
     const waiters = createApprovalWaiters();
@@ -97,6 +98,11 @@ describe('approvals asked in the chat', () => {
     expect(sent[1]!.text).toBe(`Approved by ${chatId}.`);
     expect(sent[0]!.reply_markup).toBeUndefined();
     expect(sent[0]!.text).toContain(`Approved`);
+    // The operator sees the question and its decision.
+    const listed = await adminRequest<{ approvals: Record<string, unknown>[] }>(system.gateway.url, 'GET', `/admin/conversations/${turn.conversationId}/approvals`);
+    expect(listed.body.approvals).toEqual([
+      expect.objectContaining({ turnId: turn.turnId, kind: 'command', summary: question.summary, detail: question.detail, status: 'approved', decidedByUserKey: turn.askedOfUserKey, decidedVia: 'button' }),
+    ]);
   });
 
   it('Telegram: an approver may answer a question asked of someone else', async () => {

@@ -56,7 +56,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   registerHealthRoutes(app, deps);
   const ingress = createIngressDeps(deps.config, { sql: deps.sql, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
-    const api = new Api(deps.config.TELEGRAM_BOT_TOKEN ?? '', { apiRoot: deps.config.TELEGRAM_API_ROOT.replace(/\/+$/, '') });
+    // Answers button presses inside the webhook request: a short timeout, so an unreachable Bot API never holds Telegram's delivery.
+    const api = new Api(deps.config.TELEGRAM_BOT_TOKEN ?? '', { apiRoot: deps.config.TELEGRAM_API_ROOT.replace(/\/+$/, ''), timeoutSeconds: 5 });
     registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram, api });
   }
   if (deps.config.SLACK_SIGNING_SECRET) {

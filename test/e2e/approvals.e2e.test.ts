@@ -5,7 +5,7 @@ import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createApprovalWaiters, createChatAskUser, subscribeApprovalWaiters, type ApprovalContext, type ApprovalTurn } from '@switchboard/worker';
-import { discordApplicationId, discordBotToken, sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
+import { discordApplicationId, discordBotToken, discordSent, sendDiscordInteraction, sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
 import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { slackBotToken } from '../support/slack.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
@@ -165,9 +165,19 @@ describe('approvals asked in the chat', () => {
     await waitForDiscordMessages(system.simUrl, channelId, 3);
     await sendDiscordMessage(system.simUrl, { channelId, content: '/deny', authorId: userId });
     expect(await second).toEqual({ decision: 'denied' });
+    // The slash command answers too; its deferred response is edited with the outcome.
+    const third = ask(question, new AbortController().signal);
+    await expect.poll(async () => (await approvalsOf(conversationId)).length).toBe(3);
+    const slash = await sendDiscordInteraction(system.simUrl, { name: 'approve', options: [{ name: 'scope', value: 'session' }], channelId, userId });
+    expect(slash.body).toEqual({ type: 5 });
+    expect(await third).toEqual({ decision: 'approved_for_session' });
+    await expect
+      .poll(async () => (await discordSent(system.simUrl, channelId)).find((m) => m.interaction_id === slash.interaction.id)?.content)
+      .toBe(`Approved for this session by ${userId}.`);
     expect((await approvalsOf(conversationId)).map((a) => [a.status, a.decided_via])).toEqual([
       ['denied', 'button'],
       ['denied', 'text'],
+      ['approved_for_session', 'text'],
     ]);
   });
 
@@ -218,5 +228,45 @@ describe('approvals asked in the chat', () => {
     expect([...rows]).toEqual([{ status: 'pending', text: 'There is no question waiting for an answer.' }]);
     const events = await system.sql<{ status: string }[]>`select status from inbound_events where conversation_id = ${conversationId}`;
     expect([...events]).toEqual([{ status: 'done' }]);
+  });
+});
+
+describe('approvals answered through the Telegram poller', () => {
+  let system: TestSystem;
+  let db: DbClient;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 0, gatewayEnv: { TELEGRAM_MODE: 'polling' } });
+    db = createDbClient(system.databaseUrl, { max: 2 });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await system?.close();
+  });
+
+  it('takes a button press from getUpdates, answers the callback query and resolves the question', async () => {
+    // The poller takes the webhook off before it polls.
+    await expect.poll(async () => ((await (await fetch(`${system.simUrl}/control/telegram/webhook`)).json()) as { url: string | null }).url, { timeout: 15_000 }).toBeNull();
+    const chatId = 4301;
+    await system.sendTelegram({ chatId, text: 'please build it' });
+    await expect.poll(async () => (await system.sql`select 1 from conversations where chat_id = ${String(chatId)}`).length, { timeout: 15_000 }).toBe(1);
+    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = ${String(chatId)}`;
+    const ctx: ApprovalContext = {
+      db: db.db,
+      senders: new Map([['telegram', createTelegramSender({ token: botToken, apiRoot: system.simUrl })]]),
+      log: createLogger('approvals-test', 'silent'),
+      workerId: 'approvals-poller-test',
+      config: { APPROVAL_TIMEOUT_SECONDS: 30, CODEX_AUTO_APPROVE: 'off', WORKER_DEAD_AFTER_MS: 5000 },
+      // No signal subscription here: the question is re-read, as when a Redis message is lost.
+      approvalPollMs: 200,
+    };
+    const answer = createChatAskUser(ctx, { conversationId: row!.id, turnId: 1, platform: 'telegram', replyTarget: { chatId }, askedOfUserKey: `telegram:${telegramAccount}:${chatId}` })(question, new AbortController().signal);
+    const [asked] = (await system.waitForTelegram(chatId, 1)) as unknown as TelegramSent[];
+    const pressed = (await postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: asked!.message_id, from: { id: chatId }, text: 'Deny' })) as { queued: boolean };
+    expect(pressed.queued).toBe(true);
+    expect(await answer).toEqual({ decision: 'denied' });
+    await expect
+      .poll(async () => ((await (await fetch(`${system.simUrl}/control/telegram/callback-answers`)).json()) as { text?: string }[]).map((a) => a.text))
+      .toEqual([`Denied by ${chatId}.`]);
   });
 });

@@ -15,6 +15,23 @@ const sqlSyntax = [
   },
 ];
 
+// The other ways to build SQL from strings (see sqlSyntax), kept in a
+// constant for the same reason.
+const sqlProperties = [
+  { property: 'unsafe', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
+  { object: 'sql', property: 'raw', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
+];
+
+// One database handle (packages/db/README.md): everything outside packages/db
+// passes `db` to query functions; the postgres.js client under it is
+// packages/db's, for its prepared hot statements. Tests and the load tools
+// may read rows through it, as they may write SQL.
+const dbClientHomes = ['packages/db/**', 'test/**', '**/*.test.ts', 'apps/loadtest/**'];
+const dbClientProperty = {
+  property: '$client',
+  message: 'Pass `db` to a query function in packages/db; `db.$client` is used only there (packages/db/README.md).',
+};
+
 // Boundaries (README, "Boundaries"). Each is a regex over the import
 // specifier, enforced for static imports and re-exports (no-restricted-imports)
 // and for import() (no-restricted-syntax). Every folder in apps/ is an app.
@@ -68,15 +85,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
-      // See sqlSyntax: these are the other ways to build SQL from strings.
-      'no-restricted-properties': [
-        'error',
-        { property: 'unsafe', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
-        { object: 'sql', property: 'raw', message: 'SQL is built only with tagged templates (parameters), never from strings.' },
-      ],
+      'no-restricted-properties': ['error', ...sqlProperties],
       'no-restricted-syntax': ['error', ...sqlSyntax],
     },
   },
+  { files: ['**/*.ts'], ignores: dbClientHomes, rules: { 'no-restricted-properties': ['error', ...sqlProperties, dbClientProperty] } },
   // No model vendor's type outside its runtime (issue 20): the worker and the
   // tools speak packages/agent's runtime interface. The simulator's tests use
   // the SDK as a client, to check the simulated model speaks its wire format.

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AdvisoryLock, tryLockSessionForCompression } from '@switchboard/db';
+import { AdvisoryLock, createDbClient, tryLockSessionForCompression } from '@switchboard/db';
 import { repoRoot } from '@switchboard/harness';
 import { conversationState } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
@@ -234,16 +234,22 @@ describe('compression races and crashes across processes', () => {
   // throw "integer out of range" there and compression would fail open to no lock at all).
   it('takes the compression lock for any session id, including ids past 2^31', async () => {
     const sessionId = 2 ** 31;
-    const first = await tryLockSessionForCompression(system.sql, sessionId);
+    // A client of its own: system.sql is a plain postgres.js client for assertions, not a Database.
+    const { db, close } = createDbClient(system.databaseUrl, { max: 2 });
     try {
-      expect(first.acquired).toBe(true);
-      const second = await tryLockSessionForCompression(system.sql, sessionId);
-      expect(second.acquired).toBe(false);
+      const first = await tryLockSessionForCompression(db, sessionId);
+      try {
+        expect(first.acquired).toBe(true);
+        const second = await tryLockSessionForCompression(db, sessionId);
+        expect(second.acquired).toBe(false);
+      } finally {
+        await first.release();
+      }
+      const again = await tryLockSessionForCompression(db, sessionId);
+      expect(again.acquired).toBe(true);
+      await again.release();
     } finally {
-      await first.release();
+      await close();
     }
-    const again = await tryLockSessionForCompression(system.sql, sessionId);
-    expect(again.acquired).toBe(true);
-    await again.release();
   });
 });

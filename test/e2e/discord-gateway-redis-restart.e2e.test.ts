@@ -60,13 +60,13 @@ describe('Discord Gateway across a Redis restarted empty', () => {
   function startProcess(): DiscordInbound {
     const log = createLogger(`redis-restart-test-${inbounds.length}`, (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent');
     const queue = createTurnQueue(redis, config.REDIS_PREFIX);
-    const inbound = startDiscordInbound({ config, log, leaseTtlMs: 900, ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log }) });
+    const inbound = startDiscordInbound({ config, log, leaseTtlMs: 900, ingress: createIngressDeps(config, { db: db.db, queue, redis, log }) });
     inbounds.push(inbound);
     return inbound;
   }
 
   async function stored(channelId: string): Promise<string[]> {
-    const rows = await db.sql<{ text: string }[]>`
+    const rows = await db.db.$client<{ text: string }[]>`
       select e.text from inbound_events e join conversations c on c.id = e.conversation_id where c.chat_id = ${channelId} order by e.id`;
     return rows.map((row) => row.text);
   }

@@ -61,7 +61,7 @@ describe('Telegram poller lease', () => {
   }
 
   async function stored(chatId: number): Promise<string[]> {
-    const rows = await db.sql<{ text: string }[]>`
+    const rows = await db.db.$client<{ text: string }[]>`
       select e.text from inbound_events e join conversations c on c.id = e.conversation_id where c.chat_id = ${String(chatId)} order by e.id`;
     return rows.map((row) => row.text);
   }
@@ -73,10 +73,10 @@ describe('Telegram poller lease', () => {
       token,
       apiRoot: simUrl,
       context: { botId: readTelegramBotId(token) },
-      ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log }),
+      ingress: createIngressDeps(config, { db: db.db, queue, redis, log }),
       redis: pollerRedis,
       redisPrefix: config.REDIS_PREFIX,
-      sql: db.sql,
+      db: db.db,
       log,
       leaseTtlMs,
       // Longer than the whole test: a long poll left running after the loss would still answer.

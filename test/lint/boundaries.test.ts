@@ -80,6 +80,27 @@ describe('packages/core does no I/O', () => {
   });
 });
 
+describe('one database handle: db.$client only in packages/db', () => {
+  const code = 'declare const db: { $client: () => unknown };\nexport const probe = () => db.$client();\n';
+  const destructured = 'declare const db: { $client: () => unknown };\nconst { $client } = db;\nexport const probe = $client;\n';
+
+  it.each(['apps/gateway/src/lint-probe.ts', 'apps/worker/src/lint-probe.ts', 'packages/actions/src/lint-probe.ts', 'scripts/lint-probe.ts'])('refuses it in %s', async (path) => {
+    expect(await lintProbe(path, code)).toContain('no-restricted-properties');
+    expect(await lintProbe(path, destructured)).toContain('no-restricted-properties');
+  });
+
+  it('accepts it in packages/db, in tests and in the load tools', async () => {
+    for (const path of ['packages/db/src/queries/lint-probe.ts', 'apps/worker/src/lint-probe.test.ts', 'test/support/lint-probe.ts', 'apps/loadtest/src/chaos/lint-probe.ts']) {
+      expect(await lintProbe(path, code), path).toEqual([]);
+    }
+  });
+
+  it('keeps the SQL string rules where it is refused', async () => {
+    const unsafe = 'export const q = (sql: { unsafe(s: string): unknown }, id: string) => sql.unsafe("select " + id);\n';
+    expect(await lintProbe('apps/gateway/src/lint-probe.ts', unsafe)).toContain('no-restricted-properties');
+  });
+});
+
 describe('the tree as it stands', () => {
   it('keeps every boundary', async () => {
     const eslint = new ESLint({ cwd: repoRoot, ruleFilter: ({ ruleId }) => boundaryRules.has(ruleId) });

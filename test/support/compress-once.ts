@@ -58,7 +58,6 @@ async function main(): Promise<void> {
   const ctx: WorkerContext = {
     config,
     db: db.db,
-    sql: db.sql,
     runtime,
     summariser: agent.createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, fixedRequestText),
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
   };
   try {
     // Open the pool's connection before the barrier, so racers do not also race to connect.
-    await db.sql`select 1`;
+    await db.db.$client`select 1`;
     if (process.env.COMPRESS_ONCE_GATE === 'stdin') {
       const lines = createInterface({ input: process.stdin });
       const go = new Promise<void>((resolve) => lines.once('line', () => resolve()));

@@ -2,7 +2,7 @@ import { Api } from 'grammy';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import type { Database, Sql } from '@switchboard/db';
+import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
@@ -17,8 +17,6 @@ import { registerTelegramWebhook } from './routes/telegram-webhook.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
-  sql: Sql;
-  /** drizzle over the same pool, for the admin API's queries. */
   db: Database;
   queue: TurnQueue;
   /** A fail-fast connection, used for readiness. */
@@ -51,10 +49,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   });
 
   // Before the webhook routes, so its onSend hook counts every one of them.
-  const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], sql: deps.sql, log: deps.log });
+  const metrics = deps.metrics ?? createGatewayMetrics({ queues: [deps.queue], db: deps.db, log: deps.log });
   registerMetrics(app, metrics);
   registerHealthRoutes(app, deps);
-  const ingress = createIngressDeps(deps.config, { sql: deps.sql, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
+  const ingress = createIngressDeps(deps.config, { db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
     // Answers button presses inside the webhook request: a short timeout, so an unreachable Bot API never holds Telegram's delivery.
     const api = new Api(deps.config.TELEGRAM_BOT_TOKEN ?? '', { apiRoot: deps.config.TELEGRAM_API_ROOT.replace(/\/+$/, ''), timeoutSeconds: 5 });

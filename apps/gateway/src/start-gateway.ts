@@ -29,14 +29,14 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const slack = config.SLACK_SIGNING_SECRET ? await resolveSlackContext(config, log) : undefined;
   if (!slack) log.info('slack is off (no SLACK_SIGNING_SECRET)');
 
-  const metrics = createGatewayMetrics({ queues: [queue], sql: db.sql, log });
-  const app = await buildGatewayApp({ config, sql: db.sql, db: db.db, queue, redis, log, telegram, slack, metrics });
+  const metrics = createGatewayMetrics({ queues: [queue], db: db.db, log });
+  const app = await buildGatewayApp({ config, db: db.db, queue, redis, log, telegram, slack, metrics });
   const countRejected = metrics.countInboundRejected;
   const url = await app.listen({ host: config.HOST, port: config.PORT });
   log.info({ url }, 'gateway listening');
   // One Gateway connection per bot token across all gateway processes, decided by a Redis lease.
   const discord = config.DISCORD_BOT_TOKEN
-    ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log, countRejected }) })
+    ? startDiscordInbound({ config, log, ingress: createIngressDeps(config, { db: db.db, queue, redis, log, countRejected }) })
     : undefined;
   if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
   // Long polling instead of the webhook: one poller per token across gateway processes, by a Redis lease.
@@ -48,10 +48,10 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
           token: config.TELEGRAM_BOT_TOKEN as string,
           apiRoot: config.TELEGRAM_API_ROOT,
           context: telegram,
-          ingress: createIngressDeps(config, { sql: db.sql, db: db.db, queue, redis, log, countRejected }),
+          ingress: createIngressDeps(config, { db: db.db, queue, redis, log, countRejected }),
           redis: pollerRedis,
           redisPrefix: config.REDIS_PREFIX,
-          sql: db.sql,
+          db: db.db,
           log,
         })
       : undefined;

@@ -10,8 +10,8 @@ import {
   tryLockSessionForCompression,
   type CompressionSourceMessage,
   type SessionLock,
+  type Database,
   type SessionRow,
-  type Sql,
 } from '@switchboard/db';
 import { createConcurrencyLimit, type ConcurrencyLimit } from './concurrency-limit.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -101,16 +101,17 @@ export async function compressConversation(ctx: WorkerContext, conversationId: n
 }
 
 /**
- * Compression slots per worker pool. Keyed by the pool, not the context: the
- * limit exists to protect the pool (docs/compression.md, "The pool").
+ * Compression slots per worker pool. Keyed by the pool's handle (one per
+ * pool), not the context: the limit exists to protect the pool
+ * (docs/compression.md, "The pool").
  */
-const compressionSlots = new WeakMap<Sql, ConcurrencyLimit>();
+const compressionSlots = new WeakMap<Database, ConcurrencyLimit>();
 
 function slotsFor(ctx: WorkerContext): ConcurrencyLimit {
-  let slots = compressionSlots.get(ctx.sql);
+  let slots = compressionSlots.get(ctx.db);
   if (!slots) {
     slots = createConcurrencyLimit(ctx.config.COMPRESSION_CONCURRENCY);
-    compressionSlots.set(ctx.sql, slots);
+    compressionSlots.set(ctx.db, slots);
   }
   return slots;
 }
@@ -146,7 +147,7 @@ async function compressLocked(ctx: WorkerContext, conversationId: number, sessio
   const sessionId = session.id;
   let lock: SessionLock;
   try {
-    lock = await tryLockSessionForCompression(ctx.sql, sessionId);
+    lock = await tryLockSessionForCompression(ctx.db, sessionId);
   } catch (err) {
     // Fail open: the compare-and-set in the commit alone keeps the chain a line.
     ctx.log.warn({ err, conversationId, sessionId }, 'compression lock unavailable; relying on the commit compare-and-set');
@@ -166,7 +167,7 @@ async function compressLocked(ctx: WorkerContext, conversationId: number, sessio
       ctx.metrics.countCompression('skipped_rotated');
       return { outcome: 'rotated', oldSessionId: sessionId };
     }
-    const messages = await loadMessagesForCompression(ctx.sql, sessionId);
+    const messages = await loadMessagesForCompression(ctx.db, sessionId);
     const keepBudget = Math.floor(ctx.config.MODEL_CONTEXT_TOKENS * ctx.config.COMPRESSION_KEEP_RATIO);
     const plan = planCompression(messages, keepBudget);
     if (!plan) return { outcome: 'not_needed', oldSessionId: sessionId };

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { loadDueDeliveries, markDeliveryFailed, markDeliverySent, tryLockEventDelivery, type DbClient, type EventDeliveryLock } from '@switchboard/db';
+import { loadDueDeliveries, markDeliveryFailed, markDeliverySent, tryLockEventDelivery, type Database, type EventDeliveryLock } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 
 export const signatureVersion = 'v0';
@@ -19,19 +19,19 @@ const batch = 50;
  * event delivery lock (`tryLockEventDelivery`), so if it dies another takes
  * over at its next tick.
  */
-export function startEventWebhooks(deps: { db: DbClient; secret: string; log: Logger; intervalMs?: number }): { stop(): Promise<void> } {
+export function startEventWebhooks(deps: { db: Database; secret: string; log: Logger; intervalMs?: number }): { stop(): Promise<void> } {
   let lock: EventDeliveryLock | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
   const holdLock = async (): Promise<boolean> => {
-    lock ??= await tryLockEventDelivery(deps.db.sql);
+    lock ??= await tryLockEventDelivery(deps.db);
     return lock !== undefined;
   };
 
   const tick = async () => {
     if (!(await holdLock())) return;
-    const due = await loadDueDeliveries(deps.db.db, batch);
+    const due = await loadDueDeliveries(deps.db, batch);
     await Promise.all(
       due.map(async (delivery) => {
         const body = JSON.stringify({ id: delivery.event.id, ...delivery.event.payload });
@@ -48,12 +48,12 @@ export function startEventWebhooks(deps: { db: DbClient; secret: string; log: Lo
             signal: AbortSignal.timeout(10_000),
           });
           if (!response.ok) throw new Error(`answered ${response.status}`);
-          await markDeliverySent(deps.db.db, delivery.id);
+          await markDeliverySent(deps.db, delivery.id);
         } catch (error) {
           const attempts = delivery.attempts + 1;
           const retryIn = attempts >= maxAttempts ? null : Math.min(500 * 2 ** attempts, 300_000);
           deps.log.warn({ deliveryId: delivery.id, attempts, reason: error instanceof Error ? error.message : String(error) }, 'event webhook delivery failed');
-          await markDeliveryFailed(deps.db.db, delivery.id, error instanceof Error ? error.message : String(error), retryIn);
+          await markDeliveryFailed(deps.db, delivery.id, error instanceof Error ? error.message : String(error), retryIn);
         }
       }),
     );

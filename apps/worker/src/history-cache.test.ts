@@ -6,7 +6,7 @@ import { createHistoryCache } from './history-cache.ts';
 const db = useTestDbClient();
 
 async function newSession(chatId: string): Promise<{ conversationId: number; sessionId: number }> {
-  const stored = await storeInboundEvent(db.client.sql, {
+  const stored = await storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId: `start-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: 'u', text: 'start', replyTarget: {}, refuseAtPending: null,
   });

@@ -22,7 +22,7 @@ async function exitedPid(): Promise<number> {
 
 async function addWorker(id: string, host: string, pid: number, heartbeatAgoMs: number): Promise<void> {
   await registerWorker(db.client.db, { id, hostname: host, pid });
-  await db.client.sql`update workers set heartbeat_at = now() - ${heartbeatAgoMs}::int * interval '1 millisecond' where id = ${id}`;
+  await db.client.db.$client`update workers set heartbeat_at = now() - ${heartbeatAgoMs}::int * interval '1 millisecond' where id = ${id}`;
 }
 
 describe(claimGoneLocalWorkers.name, () => {
@@ -35,7 +35,7 @@ describe(claimGoneLocalWorkers.name, () => {
 
     expect(await claimGoneLocalWorkers(db.client.db, 'me', 1_000)).toEqual(['local-gone']);
     expect(await claimGoneLocalWorkers(db.client.db, 'me', 1_000)).toEqual([]);
-    const statuses = await db.client.sql<{ id: string; status: string }[]>`select id, status from workers order by id`;
+    const statuses = await db.client.db.$client<{ id: string; status: string }[]>`select id, status from workers order by id`;
     expect(Object.fromEntries(statuses.map((w) => [w.id, w.status]))).toEqual({
       'local-alive': 'running',
       'local-gone': 'dead',

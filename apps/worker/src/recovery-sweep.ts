@@ -1,10 +1,9 @@
-import { findConversationsWithDueOutbox, findStrandedConversations, type Database, type Sql } from '@switchboard/db';
+import { findConversationsWithDueOutbox, findStrandedConversations, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { enqueueWake, type TurnQueue } from '@switchboard/queue';
 
 export interface SweepDeps {
   db: Database;
-  sql: Sql;
   queue: TurnQueue;
   log: Logger;
   intervalMs: number;
@@ -28,7 +27,7 @@ export function startRecoverySweep(deps: SweepDeps): { stop(): Promise<void> } {
   const sweep = async () => {
     await deps.beforeSweep?.();
     const bucket = Math.floor(Date.now() / Math.max(deps.intervalMs, 5000));
-    const stranded = await findStrandedConversations(deps.sql, strandedAfterMs, batch);
+    const stranded = await findStrandedConversations(deps.db, strandedAfterMs, batch);
     for (const { conversationId, firstEventId } of stranded) {
       await enqueueWake(deps.queue, { conversationId, inboundEventId: null, reason: 'sweep' }, `sweep-${conversationId}-${firstEventId}-${bucket}`);
     }

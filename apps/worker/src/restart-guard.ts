@@ -41,7 +41,7 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
  */
 async function resumeAfterDeadWorker(ctx: WorkerContext, deadWorkerId: string): Promise<void> {
   const released = await ctx.leases.releaseAllOf(deadWorkerId);
-  const waiting = (await findStrandedConversations(ctx.sql, 0, 500)).map((c) => c.conversationId).filter((id) => !released.includes(id));
+  const waiting = (await findStrandedConversations(ctx.db, 0, 500)).map((c) => c.conversationId).filter((id) => !released.includes(id));
   for (const conversationId of [...released, ...waiting]) await ctx.wake(conversationId, 'dead_worker');
   if (released.length + waiting.length > 0) {
     ctx.log.info({ deadWorker: deadWorkerId, conversations: released, waiting: waiting.length }, 'dead worker\'s leases given back; conversations woken');

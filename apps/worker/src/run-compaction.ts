@@ -76,7 +76,7 @@ export async function runCompactionJob(ctx: WorkerContext, job: CompactConversat
   // A wake-up that came while the lease was held found it taken and left its input to the holder: run it now.
   // Its failure is not the compaction's (which is done and audited): the recovery sweep finds input left pending.
   try {
-    if (!ctx.closing && (await hasPendingWork(ctx.sql, conversationId))) await runConversation(ctx, conversationId);
+    if (!ctx.closing && (await hasPendingWork(ctx.db, conversationId))) await runConversation(ctx, conversationId);
   } catch (err) {
     ctx.log.warn({ err, conversationId, jobId }, 'input after an operator compaction not run; the recovery sweep will run it');
   }

@@ -30,7 +30,7 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
     ran = true;
     if (ctx.closing) return 'ran'; // shutting down: input a cut-off turn left pending is the next worker's
     if (run === 'yield') return 'ran'; // the recovery sweep comes back to it; no hot loop here
-    if (!(await hasPendingWork(ctx.sql, conversationId))) return 'ran';
+    if (!(await hasPendingWork(ctx.db, conversationId))) return 'ran';
   }
 }
 
@@ -137,7 +137,7 @@ type PlannedInput = InboundEventRow & PendingInput;
 
 /** Reads the state (one statement), delivers older outbox rows first, and plans the next work. */
 async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTurn, active: ActiveTurn): Promise<{ kind: 'exit'; result: 'done' | 'yield' } | { kind: 'work'; plan: PassPlan }> {
-  const state = await loadTurnState(ctx.sql, conversationId, maxInputPerTurn * 2);
+  const state = await loadTurnState(ctx.db, conversationId, maxInputPerTurn * 2);
   if (!state) return { kind: 'exit', result: 'done' };
   // Older replies and notices go out before anything this pass produces.
   const older = state.outbox.length > 0 ? await deliverPendingOutbox(deliveryDeps(ctx, held), state.outbox) : 'sent';
@@ -250,7 +250,7 @@ async function waitForMoreInput(ctx: WorkerContext, conversationId: number, mode
   const pasteWindow = lastIsPastePart ? ctx.config.PASTE_MERGE_WINDOW_MS : 0;
   const window = Math.max(collectWindow, pasteWindow);
   if (window === 0) return false;
-  const ages = await pendingInputAges(ctx.sql, conversationId);
+  const ages = await pendingInputAges(ctx.db, conversationId);
   if (!ages || ages.newestMs >= window || ages.oldestMs >= window * maxDebounceWindows) return false;
   await sleep(window - ages.newestMs);
   return true;

@@ -50,8 +50,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   await applyRestartRules(ctx);
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
-  const sweep = startRecoverySweep({ db: db.db, sql: db.sql, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
-  const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
+  const sweep = startRecoverySweep({ db: db.db, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
+  const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db: db.db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 
   const health = Fastify({ logger: false });
   health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
@@ -168,7 +168,6 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
   return {
     config,
     db: db.db,
-    sql: db.sql,
     runtime,
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),

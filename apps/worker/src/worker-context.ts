@@ -1,7 +1,7 @@
 import type { ConversationActions } from '@switchboard/actions';
 import type { AgentRuntime, Summariser } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
-import type { Database, Sql } from '@switchboard/db';
+import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
@@ -17,7 +17,6 @@ import type { WorkerMetrics } from './worker-metrics.ts';
 export interface WorkerContext {
   config: WorkerConfig;
   db: Database;
-  sql: Sql;
   runtime: AgentRuntime;
   summariser: Summariser;
   /** Tokens every request carries besides the session: system prompt and tool schemas. */

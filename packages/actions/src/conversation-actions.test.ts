@@ -30,7 +30,7 @@ function operator<T>(): Door<T> & { recorded: { outcome: T; superseded: number[]
 }
 
 async function newConversation(chatId: string) {
-  const stored = await storeInboundEvent(db.client.sql, {
+  const stored = await storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId: `e-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId: `u${chatId}`, text: `hello from ${chatId}`, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
   });
@@ -54,7 +54,7 @@ const answer = (ids: { conversationId: number; sessionId: number; eventId: numbe
 });
 
 async function turnRow(turnId: number) {
-  const [row] = await db.client.sql<{ status: string; error: string | null }[]>`select status, error from turns where id = ${turnId}`;
+  const [row] = await db.client.db.$client<{ status: string; error: string | null }[]>`select status, error from turns where id = ${turnId}`;
   return row;
 }
 
@@ -92,7 +92,7 @@ describe('conversation actions', () => {
     // A worker that read the conversation before the suspension begins its turn on the parked session.
     const late = await runningTurn(ids);
     expect(await commitTurn(db.client.db, answer(ids, late))).toEqual({ kind: 'stale' });
-    const [messages] = await db.client.sql<{ n: string }[]>`select count(*) as n from messages where session_id = ${ids.sessionId}`;
+    const [messages] = await db.client.db.$client<{ n: string }[]>`select count(*) as n from messages where session_id = ${ids.sessionId}`;
     expect(messages?.n).toBe('0');
   });
 
@@ -101,7 +101,7 @@ describe('conversation actions', () => {
     const turnId = await runningTurn(ids);
     const { actions } = actionsWithEvents();
     // The commit holds the turn row: the reset waits for it, then finds no running turn to supersede.
-    const holder = await db.client.sql.reserve();
+    const holder = await db.client.db.$client.reserve();
     try {
       await holder`begin`;
       await holder`select id from turns where id = ${turnId} for update`;
@@ -136,7 +136,7 @@ describe('conversation actions', () => {
     const ids = await newConversation('506');
     const { actions, events } = actionsWithEvents();
     await actions.suspend(ids.conversationId, 'operator', operator());
-    await db.client.sql`update inbound_events set status = 'held' where conversation_id = ${ids.conversationId}`;
+    await db.client.db.$client`update inbound_events set status = 'held' where conversation_id = ${ids.conversationId}`;
     const fresh = await ensureCurrentSession(db.client.db, (await loadConversation(db.client.db, ids.conversationId))!);
     events.length = 0;
     const outcome = await actions.resume(ids.conversationId, operator());
@@ -150,10 +150,10 @@ describe('conversation actions', () => {
   it('suspends restart loops and announces them like a suspension: parked first, finalized when the fresh session loops again', async () => {
     const ids = await newConversation('507');
     const { actions, events } = actionsWithEvents();
-    await db.client.sql`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
+    await db.client.db.$client`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
     expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
     const fresh = await ensureCurrentSession(db.client.db, (await loadConversation(db.client.db, ids.conversationId))!);
-    await db.client.sql`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
+    await db.client.db.$client`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
     expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: fresh, sessionEnd: 'finalized' });
     const after = await loadConversation(db.client.db, ids.conversationId);
     expect(after).toMatchObject({ status: 'suspended', suspendReason: 'restart_loop', preSuspendSessionId: ids.sessionId, currentSessionId: null, restartCount: 0 });

@@ -2,12 +2,17 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
 
-/** Drizzle over postgres.js; `$client` is the postgres.js client, for the hot statements (see turn-store.ts). */
+/**
+ * The one database handle every caller holds: drizzle over postgres.js.
+ * `$client` is the postgres.js client underneath, used only inside this
+ * package, by the statements on the hot path (see turn-store.ts), because
+ * postgres.js prepares a tagged statement once per connection while drizzle
+ * sends its queries unprepared; and by the advisory locks, which need a
+ * reserved connection. Outside packages/db only tests reach for it (lint).
+ */
 export type Database = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
-export type Sql = postgres.Sql;
 
 export interface DbClient {
-  sql: Sql;
   db: Database;
   close: (timeoutSeconds?: number) => Promise<void>;
 }
@@ -30,7 +35,6 @@ export function createDbClient(url: string, options: CreateDbOptions = {}): DbCl
   });
   const db = drizzle(sql, { schema });
   return {
-    sql,
     db,
     close: (timeoutSeconds = 5) => sql.end({ timeout: timeoutSeconds }),
   };

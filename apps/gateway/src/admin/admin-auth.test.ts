@@ -28,7 +28,7 @@ describe('admin authentication', () => {
   async function gatewayWith(env: Record<string, string>): Promise<FastifyInstance> {
     const redisPrefix = createRedisPrefix();
     const config = parseConfig(gatewayEnvSchema, { DATABASE_URL: db.url, REDIS_URL: redisUrl(), REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'silent', ...env });
-    const built = await buildGatewayApp({ config, sql: db.client.sql, db: db.client.db, queue, redis, log: createLogger('admin-auth-test', 'silent') });
+    const built = await buildGatewayApp({ config, db: db.client.db, queue, redis, log: createLogger('admin-auth-test', 'silent') });
     await built.ready();
     return built;
   }

@@ -8,7 +8,7 @@ import {
   userKeyOf,
   type ChatCommand,
 } from '@switchboard/core';
-import { decideApproval, queueConversationNotice, storeInboundEvent, type ApprovalDecision, type ApprovalRow, type Database, type Sql } from '@switchboard/db';
+import { decideApproval, queueConversationNotice, storeInboundEvent, type ApprovalDecision, type ApprovalRow, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { ButtonPress, InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, publishApprovalSignal, type TurnQueue } from '@switchboard/queue';
@@ -17,7 +17,6 @@ import type { Redis } from 'ioredis';
 /** What answering needs: the store, the signal to the waiting worker, who may answer besides the asked user. */
 export interface ApprovalDeps {
   db: Database;
-  sql: Sql;
   queue: TurnQueue;
   redis: Redis;
   redisPrefix: string;
@@ -68,7 +67,7 @@ export async function answerButtonPress(deps: ApprovalDeps, press: ButtonPress):
  * waiting on the question delivers it at once.
  */
 export async function answerApprovalCommand(deps: ApprovalDeps, message: InboundMessage, command: ChatCommand): Promise<'accepted' | 'duplicate'> {
-  const stored = await storeInboundEvent(deps.sql, {
+  const stored = await storeInboundEvent(deps.db, {
     platform: message.platform,
     accountId: message.address.accountId,
     eventId: message.eventId,

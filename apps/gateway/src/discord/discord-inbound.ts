@@ -77,9 +77,9 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   /** This process's fencing token for session writes, claimed each time it takes the lease. */
   let holderEpoch = 0;
   const sessionStore: DiscordSessionStore = {
-    load: () => loadDiscordSession(ingress.sql, tokenId, sessionTtlMs),
+    load: () => loadDiscordSession(ingress.db, tokenId, sessionTtlMs),
     async save(session) {
-      const written = await saveDiscordSession(ingress.sql, tokenId, holderEpoch, session);
+      const written = await saveDiscordSession(ingress.db, tokenId, holderEpoch, session);
       // Another process has claimed the connection since; the next lease check disconnects this one.
       if (!written) log.debug({ holderEpoch }, 'discord gateway session not saved: another process has claimed the connection since');
     },
@@ -160,7 +160,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   /** The session epoch, claimed with the lease (and again when a vanished lease is taken back); false gives the lease back for a later try. */
   async function claimSession(): Promise<boolean> {
     try {
-      holderEpoch = await claimDiscordSessionHold(ingress.sql, tokenId);
+      holderEpoch = await claimDiscordSessionHold(ingress.db, tokenId);
       return true;
     } catch (err) {
       log.warn({ err }, 'discord gateway lease taken but the session could not be claimed in Postgres; trying again later');

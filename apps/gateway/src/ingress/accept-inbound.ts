@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
 import { isApprovalCommand, isRetryableCode, parseChatCommand, resolveConversationKey, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
-import { queueOverflowNotice, storeInboundEvent, type Database, type Sql, type StoreDeadline } from '@switchboard/db';
+import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
@@ -32,7 +32,6 @@ export class IngressError extends Error {
 }
 
 export interface IngressDeps extends AdmissionDeps {
-  sql: Sql;
   db: Database;
   /** APPROVERS: who may answer any approval question besides the user asked. */
   approvers: readonly string[];
@@ -72,7 +71,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   if (isAnswer) return answerApproval(deps, message, command);
   let stored;
   try {
-    stored = await storeInboundEvent(deps.sql, {
+    stored = await storeInboundEvent(deps.db, {
       platform: message.platform,
       accountId: message.address.accountId,
       eventId: message.eventId,
@@ -131,7 +130,7 @@ async function answerApproval(deps: IngressDeps, message: InboundMessage, comman
 
 async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conversationId: number): Promise<void> {
   try {
-    const queued = await queueOverflowNotice(deps.sql, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
+    const queued = await queueOverflowNotice(deps.db, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
     if (queued) await enqueueWake(deps.queue, { conversationId, inboundEventId: null, reason: 'outbox' }, `overflow-${conversationId}-${Date.now()}`);
   } catch (err) {
     // The refusal is stored; the recovery sweep delivers a queued notice even if this wake-up was lost.
@@ -142,7 +141,7 @@ async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conv
 /** The ingress dependencies every route and the Discord connection share, built from the config once. */
 export function createIngressDeps(
   config: GatewayConfig,
-  clients: { sql: Sql; db: Database; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
+  clients: { db: Database; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
 ): IngressDeps {
   return {
     ...clients,

@@ -32,7 +32,7 @@ function depsWith(overrides: Partial<AdmissionDeps> = {}): AdmissionDeps {
   const redisPrefix = createRedisPrefix();
   const queue = createTurnQueue(redis, redisPrefix);
   queues.push(queue);
-  return { sql: db.client.sql, queue, redis, redisPrefix, log: createLogger('admission-test', 'silent'), policy: openPolicy, rateLimitPerMinute: 0, ...overrides };
+  return { db: db.client.db, queue, redis, redisPrefix, log: createLogger('admission-test', 'silent'), policy: openPolicy, rateLimitPerMinute: 0, ...overrides };
 }
 
 let nextChat = 9000;
@@ -51,7 +51,7 @@ function messageFrom(userId: string, options: { chatId?: string; direct?: boolea
 }
 
 async function noticesIn(chatId: string): Promise<string[]> {
-  const rows = await db.client.sql<{ text: string }[]>`
+  const rows = await db.client.db.$client<{ text: string }[]>`
     select o.text from outbox o join conversations c on c.id = o.conversation_id where c.chat_id = ${chatId} order by o.id`;
   return rows.map((row) => row.text);
 }

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import { decideAccess, resolveConversationKey, type AccessPolicy } from '@switchboard/core';
-import { queueNoticeForAddress, type Sql } from '@switchboard/db';
+import { queueNoticeForAddress, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, type TurnQueue } from '@switchboard/queue';
 
 export interface AdmissionDeps {
-  sql: Sql;
+  db: Database;
   queue: TurnQueue;
   redis: Redis;
   redisPrefix: string;
@@ -54,7 +54,7 @@ async function tellOnce(deps: AdmissionDeps, message: InboundMessage, verdict: E
   try {
     const first = await deps.redis.set(key, '1', 'EX', noticeQuietSeconds[verdict], 'NX');
     if (first !== 'OK') return;
-    const conversationId = await queueNoticeForAddress(deps.sql, {
+    const conversationId = await queueNoticeForAddress(deps.db, {
       conversationKey: resolveConversationKey(message.address),
       platform: message.platform,
       accountId: message.address.accountId,

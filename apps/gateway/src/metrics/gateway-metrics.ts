@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { loadClusterFigures, type Sql } from '@switchboard/db';
+import { loadClusterFigures, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { TurnQueue } from '@switchboard/queue';
 
@@ -16,7 +16,7 @@ export interface GatewayMetrics {
 
 export interface GatewayMetricsSources {
   queues: TurnQueue[];
-  sql: Sql;
+  db: Database;
   log: Logger;
 }
 
@@ -85,7 +85,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registers: [registry],
     async collect() {
       try {
-        const row = await withTimeout(loadClusterFigures(sources.sql));
+        const row = await withTimeout(loadClusterFigures(sources.db));
         if (!row) return;
         this.set({ state: 'running_turn' }, row.running);
         this.set({ state: 'suspended' }, row.suspended);

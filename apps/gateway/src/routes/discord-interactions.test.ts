@@ -10,7 +10,7 @@ const publicKeyHex = Buffer.from((publicKey.export({ format: 'jwk' }) as { x: st
 
 // Every case here is answered before anything is stored; a store attempt would throw on these stubs.
 const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error('nothing may be stored')) });
-const deps = { sql: unreachable, queue: unreachable, redis: unreachable, redisPrefix: 't', maxQueuedInput: 1, log: createLogger('test', 'silent') } as unknown as IngressDeps;
+const deps = { db: unreachable, queue: unreachable, redis: unreachable, redisPrefix: 't', maxQueuedInput: 1, log: createLogger('test', 'silent') } as unknown as IngressDeps;
 
 function signedHeaders(body: string, timestamp = String(Math.floor(Date.now() / 1000))) {
   return {

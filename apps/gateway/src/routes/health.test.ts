@@ -41,26 +41,26 @@ describe('registerHealthRoutes', () => {
   }
 
   it('answers /healthz while the process runs, whatever its dependencies', async () => {
-    const app = await appWith({ sql: postgresDown.sql, redis: redisDown });
+    const app = await appWith({ db: postgresDown.db, redis: redisDown });
     const response = await app.inject({ method: 'GET', url: '/healthz' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ ok: true });
   });
 
   it('answers /readyz 200 when Postgres and Redis both answer', async () => {
-    const app = await appWith({ sql: db.client.sql, redis });
+    const app = await appWith({ db: db.client.db, redis });
     const response = await app.inject({ method: 'GET', url: '/readyz' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ ok: true, checks: { postgres: true, redis: true } });
   });
 
   it('answers /readyz 503 naming the dependency that does not answer', async () => {
-    const noRedis = await appWith({ sql: db.client.sql, redis: redisDown });
+    const noRedis = await appWith({ db: db.client.db, redis: redisDown });
     const withoutRedis = await noRedis.inject({ method: 'GET', url: '/readyz' });
     expect(withoutRedis.statusCode).toBe(503);
     expect(withoutRedis.json()).toEqual({ ok: false, checks: { postgres: true, redis: false } });
 
-    const noPostgres = await appWith({ sql: postgresDown.sql, redis });
+    const noPostgres = await appWith({ db: postgresDown.db, redis });
     const withoutPostgres = await noPostgres.inject({ method: 'GET', url: '/readyz' });
     expect(withoutPostgres.statusCode).toBe(503);
     expect(withoutPostgres.json()).toEqual({ ok: false, checks: { postgres: false, redis: true } });

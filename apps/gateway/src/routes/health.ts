@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { pingDatabase, type Sql } from '@switchboard/db';
+import { pingDatabase, type Database } from '@switchboard/db';
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -11,11 +11,11 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export function registerHealthRoutes(app: FastifyInstance, deps: { sql: Sql; redis: Redis }): void {
+export function registerHealthRoutes(app: FastifyInstance, deps: { db: Database; redis: Redis }): void {
   app.get('/healthz', async () => ({ ok: true }));
 
   app.get('/readyz', async (_request, reply) => {
-    const [postgres, redis] = await Promise.allSettled([withTimeout(pingDatabase(deps.sql), 1000), withTimeout(deps.redis.ping(), 1000)]);
+    const [postgres, redis] = await Promise.allSettled([withTimeout(pingDatabase(deps.db), 1000), withTimeout(deps.redis.ping(), 1000)]);
     const checks = { postgres: postgres.status === 'fulfilled', redis: redis.status === 'fulfilled' };
     const ok = checks.postgres && checks.redis;
     return reply.code(ok ? 200 : 503).send({ ok, checks });

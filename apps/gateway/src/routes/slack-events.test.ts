@@ -13,7 +13,7 @@ import { registerSlackEvents } from './slack-events.ts';
 const signingSecret = 'slack-signing-secret';
 // Every case here is answered before anything is stored; a store attempt would throw on these stubs.
 const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error('nothing may be stored')) });
-const deps = { sql: unreachable, queue: unreachable, redis: unreachable, redisPrefix: 't', maxQueuedInput: 1, log: createLogger('test', 'silent') } as unknown as IngressDeps;
+const deps = { db: unreachable, queue: unreachable, redis: unreachable, redisPrefix: 't', maxQueuedInput: 1, log: createLogger('test', 'silent') } as unknown as IngressDeps;
 const url = '/webhooks/slack/events';
 
 function signed(body: string, options: { secret?: string; timestamp?: number } = {}) {

@@ -14,7 +14,7 @@ const secret = 'telegram-webhook-secret';
 const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error('nothing may be stored')) });
 const rejected: string[] = [];
 const deps = {
-  sql: unreachable,
+  db: unreachable,
   queue: unreachable,
   redis: unreachable,
   redisPrefix: 't',

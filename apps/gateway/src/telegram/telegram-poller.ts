@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Api, GrammyError } from 'grammy';
 import type { Redis } from 'ioredis';
-import { loadTelegramPollOffset, type Sql } from '@switchboard/db';
+import { loadTelegramPollOffset, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisLease, deriveTokenId, runWhileLeased, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
@@ -17,7 +17,7 @@ export interface TelegramPollerOptions {
   /** A connection whose commands wait for a reconnect (lease renewals must not fail fast). */
   redis: Redis;
   redisPrefix: string;
-  sql: Sql;
+  db: Database;
   log: Logger;
   leaseTtlMs?: number;
   pollTimeoutSeconds?: number;
@@ -58,7 +58,7 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
     log.info('this process polls Telegram');
     const stop = AbortSignal.any([controller.signal, hold.signal]);
     await api.deleteWebhook();
-    let offset = await loadTelegramPollOffset(options.sql, options.context.botId);
+    let offset = await loadTelegramPollOffset(options.db, options.context.botId);
     let failures = 0;
     while (!stop.aborted && (await hold.confirm().catch(() => false))) {
       try {

@@ -1,6 +1,5 @@
-import postgres from 'postgres';
 import { needsCompression, resolveConversationKey } from '@switchboard/core';
-import { loadTurnState } from '@switchboard/db';
+import { createDbClient, loadTurnState, type Database } from '@switchboard/db';
 import { createLatencyRecorder, type LatencySummary } from '../latency-histogram.ts';
 import { benchBotToken, type SystemUnderTest } from './system-under-test.ts';
 import { measureTurnOverhead } from './turn-scenarios.ts';
@@ -23,9 +22,9 @@ const botId = benchBotToken.split(':')[0] as string;
  * had talked that long: the conversation, its session and the messages, written
  * straight into the database so seeding 10,000 turns takes a second, not an hour.
  */
-export async function seedHistory(sql: postgres.Sql, chatId: number, messages: number): Promise<number> {
+export async function seedHistory(db: Database, chatId: number, messages: number): Promise<number> {
   const key = resolveConversationKey({ platform: 'telegram', accountId: botId, chatId: String(chatId), threadId: '', userScope: '' });
-  return sql.begin(async (tx) => {
+  return db.$client.begin(async (tx) => {
     const [conversation] = await tx<{ id: string }[]>`
       insert into conversations (key, platform, account_id, chat_id) values (${key}, 'telegram', ${botId}, ${String(chatId)}) returning id`;
     const [session] = await tx<{ id: string }[]>`
@@ -48,12 +47,12 @@ export async function seedHistory(sql: postgres.Sql, chatId: number, messages: n
  * round, so drift on a shared machine (other work, autovacuum) falls on all
  * of them alike instead of on whichever was measured last.
  */
-async function measurePreflight(sql: postgres.Sql, conversationIds: number[], rounds: number): Promise<LatencySummary[]> {
+async function measurePreflight(db: Database, conversationIds: number[], rounds: number): Promise<LatencySummary[]> {
   const recorders = conversationIds.map(() => createLatencyRecorder());
   for (let round = 0; round < rounds + 20; round++) {
     for (const [i, conversationId] of conversationIds.entries()) {
       const startedAt = performance.now();
-      const state = await loadTurnState(sql, conversationId, 64);
+      const state = await loadTurnState(db, conversationId, 64);
       needsCompression({ fixedTokens: 200, sessionTokens: state?.session?.tokenEstimate ?? 0, inputTokens: 10, contextTokens: 128_000, threshold: 0.8 });
       if (round >= 20) recorders[i]?.record(performance.now() - startedAt);
     }
@@ -62,7 +61,8 @@ async function measurePreflight(sql: postgres.Sql, conversationIds: number[], ro
 }
 
 /** Tops the conversations table up to `total` rows with idle ones, in one INSERT … SELECT generate_series. */
-export async function seedConversations(sql: postgres.Sql, total: number): Promise<number> {
+export async function seedConversations(db: Database, total: number): Promise<number> {
+  const sql = db.$client;
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from conversations`;
   const existing = row?.n ?? 0;
   if (existing < total) {
@@ -85,30 +85,30 @@ export async function measureCostGrowth(
   sut: SystemUnderTest,
   options: { turns: number; historySizes: number[]; conversationCounts: number[]; log: (line: string) => void },
 ): Promise<{ history: CostPoint[]; conversations: CostPoint[] }> {
-  const sql = postgres(sut.databaseUrl, { max: 1, onnotice: () => undefined });
+  const { db, close } = createDbClient(sut.databaseUrl, { max: 1, applicationName: 'switchboard-bench' });
   try {
     const history: CostPoint[] = [];
     const seeded: number[] = [];
     for (const [i, size] of options.historySizes.entries()) {
       const chatId = 930_000 + i;
       options.log(`bench: cost growth, ${size} messages of history`);
-      seeded.push(await seedHistory(sql, chatId, size));
+      seeded.push(await seedHistory(db, chatId, size));
       const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId });
       history.push({ label: `${size.toLocaleString('en-US')} messages of history`, ...result });
     }
     options.log('bench: preflight check per history length');
-    const preflight = await measurePreflight(sql, seeded, 500);
+    const preflight = await measurePreflight(db, seeded, 500);
     history.forEach((point, i) => (point.preflight = preflight[i]));
     const conversations: CostPoint[] = [];
     for (const [i, count] of options.conversationCounts.entries()) {
       const startedAt = performance.now();
-      const total = await seedConversations(sql, count);
+      const total = await seedConversations(db, count);
       options.log(`bench: cost growth, ${total} conversations in the database (seeded in ${((performance.now() - startedAt) / 1000).toFixed(1)} s)`);
       const result = await measureTurnOverhead(sut, options.turns, { warmup: 5, chatId: 940_000 + i });
       conversations.push({ label: `${total.toLocaleString('en-US')} conversations in the database`, ...result });
     }
     return { history, conversations };
   } finally {
-    await sql.end({ timeout: 5 });
+    await close(5);
   }
 }

@@ -8,7 +8,7 @@ const asked = 'telegram:1:42';
 let tokens = 0;
 
 async function conversation(chatId: string): Promise<number> {
-  const stored = await storeInboundEvent(db.client.sql, {
+  const stored = await storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: '1', eventId: `ev-${chatId}`, conversationKey: `telegram:1:${chatId}::`, chatId, threadId: '', userScope: '',
     userId: '42', text: 'run the build', replyTarget: { chatId: Number(chatId) }, refuseAtPending: null,
   });
@@ -61,7 +61,7 @@ describe('decideApproval', () => {
 
   it('refuses an answer after the deadline', async () => {
     const approval = await ask(question(await conversation('104')));
-    await db.client.sql`update approvals set expires_at = now() - interval '1 second' where id = ${approval.id}`;
+    await db.client.db.$client`update approvals set expires_at = now() - interval '1 second' where id = ${approval.id}`;
     expect(await decideApproval(db.client.db, { target: { token: approval.token }, choice: 'approved', byUserKey: asked, via: 'button', approvers: [] })).toMatchObject({ kind: 'expired' });
     expect((await readApproval(db.client.db, approval.id))?.status).toBe('pending');
   });

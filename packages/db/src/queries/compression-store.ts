@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database, Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 import type { MessageRow } from './turn-store.ts';
 
@@ -23,8 +23,8 @@ export interface SessionLock {
  * (docs/compression.md): if this process dies mid-compression its connection closes and
  * the lock goes with it, with no TTL to wait out.
  */
-export async function tryLockSessionForCompression(sqlClient: Sql, sessionId: number): Promise<SessionLock> {
-  const reserved = await sqlClient.reserve();
+export async function tryLockSessionForCompression(db: Database, sessionId: number): Promise<SessionLock> {
+  const reserved = await db.$client.reserve();
   try {
     const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${compressionLockKey(sessionId)}::bigint) as locked`;
     if (!row?.locked) {
@@ -57,8 +57,8 @@ export type CompressionSourceMessage = Pick<MessageRow, 'id' | 'role' | 'kind' |
  * of the gateway's own time of a compression (issue 4: < 100 ms). Plain
  * postgres.js and only the columns used halve the read.
  */
-export async function loadMessagesForCompression(sqlClient: Sql, sessionId: number): Promise<CompressionSourceMessage[]> {
-  const rows = await sqlClient<(Omit<CompressionSourceMessage, 'id'> & { id: string | number })[]>`
+export async function loadMessagesForCompression(db: Database, sessionId: number): Promise<CompressionSourceMessage[]> {
+  const rows = await db.$client<(Omit<CompressionSourceMessage, 'id'> & { id: string | number })[]>`
     select id, role, kind, content, tool_calls as "toolCalls", tool_call_id as "toolCallId", tool_name as "toolName", tokens
     from messages where session_id = ${sessionId} order by seq`;
   // bigint arrives as a string (message ids stay far below 2^53); converted in place, not copied row by row.

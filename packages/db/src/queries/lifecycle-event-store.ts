@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database, Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 
 export interface RecordedEvent {
@@ -80,8 +80,8 @@ export interface EventDeliveryLock {
  * dies its connection closes and another worker takes over at its next tick.
  * Undefined while another worker holds it.
  */
-export async function tryLockEventDelivery(sqlClient: Sql): Promise<EventDeliveryLock | undefined> {
-  const reserved = await sqlClient.reserve();
+export async function tryLockEventDelivery(db: Database): Promise<EventDeliveryLock | undefined> {
+  const reserved = await db.$client.reserve();
   try {
     const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.EventDelivery}) as locked`;
     if (!row?.locked) {

@@ -6,8 +6,8 @@ const db = useTestDbClient();
 
 /** A conversation cut off twice by restarts, with one outbox row of each kind. */
 async function conversationWithRows(chatId: string) {
-  const sql = db.client.sql;
-  const conversationId = await queueNoticeForAddress(sql, {
+  const sql = db.client.db.$client;
+  const conversationId = await queueNoticeForAddress(db.client.db, {
     conversationKey: `telegram:bot:${chatId}::`,
     platform: 'telegram',
     accountId: 'bot',
@@ -32,7 +32,7 @@ async function conversationWithRows(chatId: string) {
   };
 }
 
-const restartCount = async (conversationId: number) => (await db.client.sql<{ n: number }[]>`select restart_count as n from conversations where id = ${conversationId}`)[0]?.n;
+const restartCount = async (conversationId: number) => (await db.client.db.$client<{ n: number }[]>`select restart_count as n from conversations where id = ${conversationId}`)[0]?.n;
 
 describe('markOutboxSent', () => {
   it("clears the restart counter only for a completed turn's reply, not for notices or command replies", async () => {
@@ -43,7 +43,7 @@ describe('markOutboxSent', () => {
     }
     await markOutboxSent(db.client.db, rows.reply, 'm-reply');
     expect(await restartCount(rows.conversationId)).toBe(0);
-    const sent = await db.client.sql<{ status: string; platform_message_id: string }[]>`
+    const sent = await db.client.db.$client<{ status: string; platform_message_id: string }[]>`
       select status, platform_message_id from outbox where conversation_id = ${rows.conversationId} order by id`;
     expect(sent.every((r) => r.status === 'sent')).toBe(true);
     expect(sent.at(-1)?.platform_message_id).toBe('m-reply');

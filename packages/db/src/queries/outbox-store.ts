@@ -1,5 +1,5 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
-import type { Database, Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 import { outbox } from '../schema/outbox.ts';
 
 export type OutboxRow = typeof outbox.$inferSelect;
@@ -102,8 +102,8 @@ export async function findConversationsWithDueOutbox(db: Database, limit: number
  * not already told (the flag is cleared when a turn takes input again).
  * Returns whether a notice was queued.
  */
-export async function queueOverflowNotice(sql: Sql, input: { conversationId: number; platform: string; target: Record<string, unknown>; text: string }): Promise<boolean> {
-  const rows = await sql`
+export async function queueOverflowNotice(db: Database, input: { conversationId: number; platform: string; target: Record<string, unknown>; text: string }): Promise<boolean> {
+  const rows = await db.$client`
     with flagged as (
       update conversations set input_overflow_at = now()
       where id = ${input.conversationId} and input_overflow_at is null
@@ -121,10 +121,10 @@ export async function queueOverflowNotice(sql: Sql, input: { conversationId: num
  * in the same statement as the outbox row.
  */
 export async function queueNoticeForAddress(
-  sql: Sql,
+  db: Database,
   input: { conversationKey: string; platform: string; accountId: string; chatId: string; threadId: string; userScope: string; target: Record<string, unknown>; text: string },
 ): Promise<number> {
-  const [row] = await sql<{ conversation_id: string }[]>`
+  const [row] = await db.$client<{ conversation_id: string }[]>`
     with conv as (
       insert into conversations (key, platform, account_id, chat_id, thread_id, user_scope)
       values (${input.conversationKey}, ${input.platform}, ${input.accountId}, ${input.chatId}, ${input.threadId}, ${input.userScope})

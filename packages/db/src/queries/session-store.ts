@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Database, Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { DbExecutor } from './admin-executor.ts';
@@ -56,8 +56,8 @@ export async function setBusyMode(db: DbExecutor, conversationId: number, mode: 
 }
 
 /** Ages (ms, by the database clock) of the newest and oldest pending input, for the collect debounce. */
-export async function pendingInputAges(sqlClient: Sql, conversationId: number): Promise<{ newestMs: number; oldestMs: number } | null> {
-  const [row] = await sqlClient<{ newest_ms: number | null; oldest_ms: number | null }[]>`
+export async function pendingInputAges(db: Database, conversationId: number): Promise<{ newestMs: number; oldestMs: number } | null> {
+  const [row] = await db.$client<{ newest_ms: number | null; oldest_ms: number | null }[]>`
     select extract(epoch from now() - max(received_at)) * 1000 as newest_ms,
            extract(epoch from now() - min(received_at)) * 1000 as oldest_ms
     from inbound_events where conversation_id = ${conversationId} and status = 'pending'`;

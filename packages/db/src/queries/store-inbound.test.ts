@@ -10,34 +10,34 @@ const event = (eventId: string, chatId = 'C1'): InboundToStore => ({
   userId: 'U1', text: `line ${eventId}`, replyTarget: { channel: chatId }, refuseAtPending: null,
 });
 
-const countEvents = async (eventId: string) => (await db.client.sql<{ n: number }[]>`select count(*)::int as n from inbound_events where event_id = ${eventId}`)[0]?.n;
+const countEvents = async (eventId: string) => (await db.client.db.$client<{ n: number }[]>`select count(*)::int as n from inbound_events where event_id = ${eventId}`)[0]?.n;
 
 describe('storeInboundEvent with a deadline', () => {
   it('stores before the deadline and refuses after it, storing nothing, not even the conversation', async () => {
-    const inTime = await storeInboundEvent(db.client.sql, event('Ev1'), { notAfterMs: Date.now() + 5_000 });
+    const inTime = await storeInboundEvent(db.client.db, event('Ev1'), { notAfterMs: Date.now() + 5_000 });
     expect(inTime).toMatchObject({ duplicate: false, status: 'pending' });
 
-    expect(await storeInboundEvent(db.client.sql, event('Ev2', 'C2'), { notAfterMs: Date.now() - 1 })).toEqual({ tooLate: true });
+    expect(await storeInboundEvent(db.client.db, event('Ev2', 'C2'), { notAfterMs: Date.now() - 1 })).toEqual({ tooLate: true });
     expect(await countEvents('Ev2')).toBe(0);
-    expect(await db.client.sql`select 1 from conversations where chat_id = 'C2'`).toHaveLength(0);
+    expect(await db.client.db.$client`select 1 from conversations where chat_id = 'C2'`).toHaveLength(0);
   });
 
   it('still answers a re-delivery of a stored event as a duplicate after the deadline', async () => {
-    const first = await storeInboundEvent(db.client.sql, event('Ev3'));
-    const again = await storeInboundEvent(db.client.sql, event('Ev3'), { notAfterMs: Date.now() - 1 });
+    const first = await storeInboundEvent(db.client.db, event('Ev3'));
+    const again = await storeInboundEvent(db.client.db, event('Ev3'), { notAfterMs: Date.now() - 1 });
     expect(again).toEqual({ ...first, duplicate: true });
   });
 
   it('judges the deadline when the statement runs, after any lock it waited for', async () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const held = db.client.sql.begin(async (tx) => {
+    const held = db.client.db.$client.begin(async (tx) => {
       await tx`lock table inbound_events in share row exclusive mode`;
       locked();
       await new Promise((resolve) => setTimeout(resolve, 1_500));
     });
     await lockTaken;
-    const late = storeInboundEvent(db.client.sql, event('Ev4'), { notAfterMs: Date.now() + 500 });
+    const late = storeInboundEvent(db.client.db, event('Ev4'), { notAfterMs: Date.now() + 500 });
     await held;
     expect(await late).toEqual({ tooLate: true });
     expect(await countEvents('Ev4')).toBe(0);
@@ -46,10 +46,10 @@ describe('storeInboundEvent with a deadline', () => {
 
 describe('storeInboundEvent and the parsed command', () => {
   it('stores the command ingress parsed, and null for ordinary text or when none is given', async () => {
-    await storeInboundEvent(db.client.sql, { ...event('Ev5', 'C5'), text: '/stop', command: 'stop' });
-    await storeInboundEvent(db.client.sql, { ...event('Ev6', 'C5'), command: null });
-    await storeInboundEvent(db.client.sql, event('Ev7', 'C5'));
-    const rows = await db.client.sql<{ event_id: string; command: string | null }[]>`
+    await storeInboundEvent(db.client.db, { ...event('Ev5', 'C5'), text: '/stop', command: 'stop' });
+    await storeInboundEvent(db.client.db, { ...event('Ev6', 'C5'), command: null });
+    await storeInboundEvent(db.client.db, event('Ev7', 'C5'));
+    const rows = await db.client.db.$client<{ event_id: string; command: string | null }[]>`
       select event_id, command from inbound_events where event_id in ('Ev5', 'Ev6', 'Ev7') order by event_id`;
     expect(rows).toEqual([
       { event_id: 'Ev5', command: 'stop' },
@@ -61,8 +61,8 @@ describe('storeInboundEvent and the parsed command', () => {
 
 describe('storeInboundEvent storeAs done', () => {
   it('stores an approval answer done, never pending, and a re-delivery as its duplicate', async () => {
-    const first = await storeInboundEvent(db.client.sql, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' });
+    const first = await storeInboundEvent(db.client.db, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' });
     expect(first).toMatchObject({ duplicate: false, status: 'done' });
-    expect(await storeInboundEvent(db.client.sql, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' })).toEqual({ ...first, duplicate: true });
+    expect(await storeInboundEvent(db.client.db, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' })).toEqual({ ...first, duplicate: true });
   });
 });

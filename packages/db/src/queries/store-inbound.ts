@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 
 export interface InboundToStore {
   platform: string;
@@ -56,11 +56,11 @@ export interface StoredInbound {
  * SELECT sees the pre-statement snapshot, so on a re-delivery it returns the
  * row stored earlier and on a first delivery it returns nothing from it.
  */
-export function storeInboundEvent(sql: Sql, event: InboundToStore): Promise<StoredInbound>;
-export function storeInboundEvent(sql: Sql, event: InboundToStore, deadline: StoreDeadline | undefined): Promise<StoredInbound | TooLateInbound>;
-export async function storeInboundEvent(sql: Sql, event: InboundToStore, deadline?: StoreDeadline): Promise<StoredInbound | TooLateInbound> {
+export function storeInboundEvent(db: Database, event: InboundToStore): Promise<StoredInbound>;
+export function storeInboundEvent(db: Database, event: InboundToStore, deadline: StoreDeadline | undefined): Promise<StoredInbound | TooLateInbound>;
+export async function storeInboundEvent(db: Database, event: InboundToStore, deadline?: StoreDeadline): Promise<StoredInbound | TooLateInbound> {
   const notAfter = deadline === undefined ? null : new Date(deadline.notAfterMs).toISOString();
-  const rows = await sql<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
+  const rows = await db.$client<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
     with gate as (
       -- clock_timestamp(), not now(): the time the statement runs, after any lock it waited for.
       select ${notAfter}::timestamptz is null or clock_timestamp() <= ${notAfter}::timestamptz as open
@@ -92,7 +92,7 @@ export async function storeInboundEvent(sql: Sql, event: InboundToStore, deadlin
   const row =
     rows[0] ??
     (
-      await sql<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
+      await db.$client<{ id: string; conversation_id: string; duplicate: boolean; status: Status }[]>`
         select id, conversation_id, true as duplicate, status from inbound_events
         where platform = ${event.platform} and account_id = ${event.accountId} and event_id = ${event.eventId}`
     )[0];

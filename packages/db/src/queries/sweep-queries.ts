@@ -1,12 +1,12 @@
-import type { Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 
 /**
  * Conversations holding input that no turn has taken for a while: the
  * candidates for the recovery sweep (a lost wake-up, a Redis restart).
  * The grace period keeps the sweep from racing the normal path.
  */
-export async function findStrandedConversations(sql: Sql, olderThanMs: number, limit: number): Promise<{ conversationId: number; firstEventId: number }[]> {
-  const rows = await sql<{ conversation_id: string; first_id: string }[]>`
+export async function findStrandedConversations(db: Database, olderThanMs: number, limit: number): Promise<{ conversationId: number; firstEventId: number }[]> {
+  const rows = await db.$client<{ conversation_id: string; first_id: string }[]>`
     select conversation_id, min(id) as first_id
     from inbound_events
     where status = 'pending' and received_at < now() - ${`${olderThanMs} milliseconds`}::interval

@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 
 /**
  * Where Telegram long polling resumes: the update after the newest one
@@ -7,8 +7,8 @@ import type { Sql } from '../client.ts';
  * stored. Undefined when none is stored: Telegram then starts at the oldest
  * update it still keeps.
  */
-export async function loadTelegramPollOffset(sql: Sql, botId: string): Promise<number | undefined> {
-  const [row] = await sql<{ last: string | null }[]>`
+export async function loadTelegramPollOffset(db: Database, botId: string): Promise<number | undefined> {
+  const [row] = await db.$client<{ last: string | null }[]>`
     select max(event_id::bigint) as last from inbound_events where platform = 'telegram' and account_id = ${botId}`;
   return row?.last ? Number(row.last) + 1 : undefined;
 }

@@ -12,7 +12,7 @@ const db = useTestDbClient({ max: 6 });
 const threshold = 3;
 
 async function newConversation(chatId: string, userId = 'u1') {
-  const stored = await storeInboundEvent(db.client.sql, {
+  const stored = await storeInboundEvent(db.client.db, {
     platform: 'telegram', accountId: 'bot', eventId: `e-${chatId}`, conversationKey: `telegram:bot:${chatId}::`,
     chatId, threadId: '', userScope: '', userId, text: `hello from ${chatId}`, replyTarget: { chat_id: Number(chatId) }, refuseAtPending: null,
   });
@@ -41,10 +41,10 @@ const reply = (ids: { conversationId: number; sessionId: number; eventId: number
 });
 
 async function stored(conversationId: number) {
-  const messages = await db.client.sql<{ content: string }[]>`select m.content from messages m join sessions s on s.id = m.session_id where s.conversation_id = ${conversationId} order by m.id`;
-  const outbox = await db.client.sql<{ text: string }[]>`select text from outbox where conversation_id = ${conversationId} order by id`;
-  const turns = await db.client.sql<{ status: string; cut_off: boolean }[]>`select status, cut_off_at is not null as cut_off from turns where conversation_id = ${conversationId} order by id`;
-  const [conversation] = await db.client.sql<{ restart_count: number; status: string }[]>`select restart_count, status from conversations where id = ${conversationId}`;
+  const messages = await db.client.db.$client<{ content: string }[]>`select m.content from messages m join sessions s on s.id = m.session_id where s.conversation_id = ${conversationId} order by m.id`;
+  const outbox = await db.client.db.$client<{ text: string }[]>`select text from outbox where conversation_id = ${conversationId} order by id`;
+  const turns = await db.client.db.$client<{ status: string; cut_off: boolean }[]>`select status, cut_off_at is not null as cut_off from turns where conversation_id = ${conversationId} order by id`;
+  const [conversation] = await db.client.db.$client<{ restart_count: number; status: string }[]>`select restart_count, status from conversations where id = ${conversationId}`;
   return { messages: messages.map((m) => m.content), outbox: outbox.map((o) => o.text), turns: turns.map((t) => `${t.status}${t.cut_off ? '+cut' : ''}`), ...conversation };
 }
 
@@ -74,25 +74,25 @@ describe('the fenced commit', () => {
 
   it('records on the pending /stop the turn it cancelled, in the commit, and only if the commit holds', async () => {
     const ids = await newConversation('351');
-    const stop = await storeInboundEvent(db.client.sql, {
+    const stop = await storeInboundEvent(db.client.db, {
       platform: 'telegram', accountId: 'bot', eventId: 'e-351-stop', conversationKey: 'telegram:bot:351::',
       chatId: '351', threadId: '', userScope: '', userId: 'u1', text: '/stop', replyTarget: { chat_id: 351 }, refuseAtPending: null,
     });
     const turnId = await begin(ids, 'holder-a');
     const cancelled: CommitTurnInput = { ...reply(ids, turnId, 'unused'), status: 'cancelled', replies: [], stoppedByEventId: stop.inboundEventId };
     expect((await commitTurn(db.client.db, cancelled)).kind).toBe('committed');
-    const [event] = await db.client.sql<{ turn_id: string | null; status: string }[]>`select turn_id, status from inbound_events where id = ${stop.inboundEventId}`;
+    const [event] = await db.client.db.$client<{ turn_id: string | null; status: string }[]>`select turn_id, status from inbound_events where id = ${stop.inboundEventId}`;
     expect(event).toEqual({ turn_id: String(turnId), status: 'pending' });
     // A refused commit records nothing.
     const other = await newConversation('352');
-    const stop2 = await storeInboundEvent(db.client.sql, {
+    const stop2 = await storeInboundEvent(db.client.db, {
       platform: 'telegram', accountId: 'bot', eventId: 'e-352-stop', conversationKey: 'telegram:bot:352::',
       chatId: '352', threadId: '', userScope: '', userId: 'u1', text: '/stop', replyTarget: { chat_id: 352 }, refuseAtPending: null,
     });
     const cut = await begin(other, 'dead-worker-352');
     await settleRunningTurn(db.client.db, other.conversationId, 10_000);
     expect(await commitTurn(db.client.db, { ...reply(other, cut, 'x'), status: 'cancelled', replies: [], stoppedByEventId: stop2.inboundEventId })).toEqual({ kind: 'stale' });
-    const [untouched] = await db.client.sql<{ turn_id: string | null }[]>`select turn_id from inbound_events where id = ${stop2.inboundEventId}`;
+    const [untouched] = await db.client.db.$client<{ turn_id: string | null }[]>`select turn_id from inbound_events where id = ${stop2.inboundEventId}`;
     expect(untouched?.turn_id).toBeNull();
   });
 
@@ -118,7 +118,7 @@ describe('the fenced commit', () => {
   it("refuses a turn whose session is no longer the conversation's current one (an operator moved it: issue 20)", async () => {
     const ids = await newConversation('309');
     const turnId = await begin(ids, 'w');
-    await db.client.sql`update conversations set current_session_id = null, pre_suspend_session_id = ${ids.sessionId}, status = 'suspended' where id = ${ids.conversationId}`;
+    await db.client.db.$client`update conversations set current_session_id = null, pre_suspend_session_id = ${ids.sessionId}, status = 'suspended' where id = ${ids.conversationId}`;
     expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
     expect(await stored(ids.conversationId)).toMatchObject({ messages: [], outbox: [], turns: ['running'] });
     expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
@@ -140,7 +140,7 @@ describe('the restart threshold', () => {
     await begin(ids, 'w1');
     expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'occupied' });
     await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
-    await db.client.sql`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
+    await db.client.db.$client`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
     expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'restart_loop' });
   });
 
@@ -148,13 +148,13 @@ describe('the restart threshold', () => {
     const ids = await newConversation('306');
     await registerWorker(db.client.db, { id: 'alive-c', hostname: 'h', pid: 1 });
     await begin(ids, 'alive-c');
-    await db.client.sql`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
+    await db.client.db.$client`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
     expect((await suspendRestartLoops(db.client.db, threshold)).map((s) => s.conversationId)).not.toContain(ids.conversationId);
     expect((await stored(ids.conversationId)).status).toBe('active');
     await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
     expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
     expect(await stored(ids.conversationId)).toMatchObject({ status: 'suspended', restart_count: 0 });
-    const [held] = await db.client.sql<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;
+    const [held] = await db.client.db.$client<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;
     expect(held?.status).toBe('held');
   });
 });
@@ -178,7 +178,7 @@ describe('the outbox claim', () => {
     await markWorkerStatus(db.client.db, 'sender-b', 'stopped');
     expect(await claimOutboxRow(db.client.db, row.id, a, 10_000)).toBe(true);
     // sender-a's heartbeat is a minute old: dead, so its claim is void.
-    await db.client.sql`update workers set heartbeat_at = now() - interval '1 minute' where id = 'sender-a'`;
+    await db.client.db.$client`update workers set heartbeat_at = now() - interval '1 minute' where id = 'sender-a'`;
     await registerWorker(db.client.db, { id: 'sender-c', hostname: 'h', pid: 3 });
     const c = outboxClaimId('sender-c', 'lease-4');
     expect(await claimOutboxRow(db.client.db, row.id, c, 10_000)).toBe(true);
@@ -208,7 +208,7 @@ describe('the per-user limit', () => {
     expect(await beginTurn(db.client.db, beginArgs(b!, 'w', 1))).toEqual({ kind: 'user_busy' });
     await abandonTurn(db.client.db, first.kind === 'begun' ? first.turnId : 0, 'lease_lost');
     expect((await beginTurn(db.client.db, beginArgs(b!, 'w', 1))).kind).toBe('begun');
-    const [slots] = await db.client.sql<{ user_key: string; running: string }[]>`
+    const [slots] = await db.client.db.$client<{ user_key: string; running: string }[]>`
       select user_key, count(*) filter (where status = 'running') as running from turns where conversation_id in (${a!.conversationId}, ${b!.conversationId}) group by user_key`;
     expect(slots).toEqual({ user_key: 'telegram:bot:u411', running: '1' });
   });
@@ -222,7 +222,7 @@ describe('the per-user limit', () => {
       // Never more than the limit; and a lost race for a slot tries the next one, so the limit is reached, not undercut.
       expect(results.filter((r) => r.kind === 'begun')).toHaveLength(limit);
       expect(results.filter((r) => r.kind === 'user_busy')).toHaveLength(conversations.length - limit);
-      const [row] = await db.client.sql<{ running: string }[]>`select count(*) as running from turns where user_key = ${`telegram:bot:${user}`} and status = 'running'`;
+      const [row] = await db.client.db.$client<{ running: string }[]>`select count(*) as running from turns where user_key = ${`telegram:bot:${user}`} and status = 'running'`;
       expect(Number(row?.running)).toBe(limit);
     }
   });
@@ -230,20 +230,20 @@ describe('the per-user limit', () => {
   it('tries the next slot when another worker took the free one a moment before it', async () => {
     const [mine, racer] = await Promise.all([newConversation('440', 'u440'), newConversation('441', 'u440')]);
     // The other worker's insert of slot 1, not yet committed: invisible to the check, but it holds the slot's index entry.
-    const other = await db.client.sql.reserve();
+    const other = await db.client.db.$client.reserve();
     try {
       await other`begin`;
       await other`insert into turns (conversation_id, session_id, worker_id, status, user_key, user_slot)
         values (${racer.conversationId}, ${racer.sessionId}, 'other', 'running', 'telegram:bot:u440', 1)`;
       const pending = beginTurn(db.client.db, beginArgs(mine, 'w', 3));
-      const waiting = async () => (await db.client.sql<{ n: string }[]>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into turns%'`)[0]?.n === '1';
+      const waiting = async () => (await db.client.db.$client<{ n: string }[]>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into turns%'`)[0]?.n === '1';
       while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 10));
       await other`commit`;
       expect((await pending).kind).toBe('begun');
     } finally {
       other.release();
     }
-    const slots = await db.client.sql<{ user_slot: number }[]>`select user_slot from turns where user_key = 'telegram:bot:u440' and status = 'running' order by user_slot`;
+    const slots = await db.client.db.$client<{ user_slot: number }[]>`select user_slot from turns where user_key = 'telegram:bot:u440' and status = 'running' order by user_slot`;
     expect(slots.map((r) => r.user_slot)).toEqual([1, 2]);
   });
 });

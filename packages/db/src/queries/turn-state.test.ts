@@ -8,7 +8,7 @@ import { storeInboundEvent } from './store-inbound.ts';
 const db = useTestDbClient();
 
 async function storeMessage(chatId: string, eventId: string, text: string) {
-  return storeInboundEvent(db.client.sql, {
+  return storeInboundEvent(db.client.db, {
     platform: 'telegram',
     accountId: 'bot',
     eventId,
@@ -41,7 +41,7 @@ describe('loadTurnState', () => {
       replies: [{ platform: 'telegram', target: { chat_id: 101 }, chunks: ['part one', 'part two'] }],
     });
 
-    const state = await loadTurnState(db.client.sql, first.conversationId, 10);
+    const state = await loadTurnState(db.client.db, first.conversationId, 10);
     expect(state?.conversation).toEqual(await loadConversation(db.client.db, first.conversationId));
     expect(state?.session).toEqual(await loadSession(db.client.db, sessionId));
     expect(state?.pending).toEqual(await loadPendingInbound(db.client.db, first.conversationId, 10));
@@ -49,17 +49,17 @@ describe('loadTurnState', () => {
     expect(state?.pending[0]?.receivedAt).toBeInstanceOf(Date);
     expect(state?.outbox.map((o) => o.text)).toEqual(['part one', 'part two']);
     expect(state?.lastTurn).toMatchObject({ id: turnId, status: 'completed', sessionId, cutOffAt: null });
-    expect(await hasPendingWork(db.client.sql, first.conversationId)).toBe(true);
+    expect(await hasPendingWork(db.client.db, first.conversationId)).toBe(true);
   });
 
   it('knows a conversation without a session or turns, and answers undefined for an unknown one', async () => {
     const stored = await storeMessage('102', 'e3', 'first words');
-    const state = await loadTurnState(db.client.sql, stored.conversationId, 10);
+    const state = await loadTurnState(db.client.db, stored.conversationId, 10);
     expect(state?.session).toBeUndefined();
     expect(state?.lastTurn).toBeUndefined();
     expect(state?.outbox).toEqual([]);
     expect(state?.pending).toHaveLength(1);
-    expect(await loadTurnState(db.client.sql, 987_654, 10)).toBeUndefined();
+    expect(await loadTurnState(db.client.db, 987_654, 10)).toBeUndefined();
   });
 
   it('returns, from the commit, every reply still waiting, oldest first', async () => {
@@ -73,9 +73,9 @@ describe('loadTurnState', () => {
     const outbox = committed.kind === 'committed' ? committed.outbox : [];
     expect(outbox.map((o) => o.text)).toEqual(['an earlier notice', 'the reply']);
     expect(outbox[1]?.createdAt).toBeInstanceOf(Date);
-    expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(true);
-    await db.client.sql`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
-    expect(await hasPendingWork(db.client.sql, stored.conversationId)).toBe(false);
+    expect(await hasPendingWork(db.client.db, stored.conversationId)).toBe(true);
+    await db.client.db.$client`update outbox set status = 'sent' where conversation_id = ${stored.conversationId}`;
+    expect(await hasPendingWork(db.client.db, stored.conversationId)).toBe(false);
   });
 
   it("names the oldest pending input's user with beginTurn's key, and counts that user's running turns in every conversation", async () => {
@@ -83,12 +83,12 @@ describe('loadTurnState', () => {
     const conversation = await loadConversation(db.client.db, running.conversationId);
     const sessionId = await ensureCurrentSession(db.client.db, conversation!);
     await beginTurn(db.client.db, { conversationId: running.conversationId, sessionId, workerId: 'w1', suspendThreshold: 3, firstInputEventId: running.inboundEventId, maxRunningPerUser: 4 });
-    const [turn] = await db.client.sql<{ user_key: string }[]>`select user_key from turns where conversation_id = ${running.conversationId}`;
+    const [turn] = await db.client.db.$client<{ user_key: string }[]>`select user_key from turns where conversation_id = ${running.conversationId}`;
     const waiting = await storeMessage('107', 'e7', 'and here');
-    const state = await loadTurnState(db.client.sql, waiting.conversationId, 10);
+    const state = await loadTurnState(db.client.db, waiting.conversationId, 10);
     expect(state?.pendingUser).toEqual({ key: turn?.user_key, runningTurns: 1 });
     expect(turn?.user_key).toBe('telegram:bot:u1');
-    await db.client.sql`update inbound_events set status = 'done' where conversation_id = ${waiting.conversationId}`;
-    expect((await loadTurnState(db.client.sql, waiting.conversationId, 10))?.pendingUser).toBeUndefined();
+    await db.client.db.$client`update inbound_events set status = 'done' where conversation_id = ${waiting.conversationId}`;
+    expect((await loadTurnState(db.client.db, waiting.conversationId, 10))?.pendingUser).toBeUndefined();
   });
 });

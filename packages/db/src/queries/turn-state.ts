@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { Database } from '../client.ts';
 import type { OutboxRow } from './outbox-store.ts';
 import type { SessionRow } from './session-store.ts';
 import type { ConversationRow, InboundEventRow } from './turn-store.ts';
@@ -35,8 +35,8 @@ export interface TurnState {
  * pending outbox, last turn, the input's user's running turns): this runs before every turn and after it, and
  * each round trip is paid in reply latency. All parts come from one snapshot.
  */
-export async function loadTurnState(sql: Sql, conversationId: number, limit: number): Promise<TurnState | undefined> {
-  const [row] = await sql<
+export async function loadTurnState(db: Database, conversationId: number, limit: number): Promise<TurnState | undefined> {
+  const [row] = await db.$client<
     { conversation: JsonRow; session: JsonRow | null; pending: JsonRow[]; outbox: JsonRow[]; last_turn: JsonRow | null; pending_user: { key: string; running: number } | null }[]
   >`
     select row_to_json(c) as conversation,
@@ -75,8 +75,8 @@ export async function loadTurnState(sql: Sql, conversationId: number, limit: num
  * race, docs/turns.md). Rows waiting for a retry are the sweep's, so a row
  * that cannot be sent yet never keeps a worker spinning.
  */
-export async function hasPendingWork(sql: Sql, conversationId: number): Promise<boolean> {
-  const [row] = await sql<{ found: boolean }[]>`
+export async function hasPendingWork(db: Database, conversationId: number): Promise<boolean> {
+  const [row] = await db.$client<{ found: boolean }[]>`
     select exists(select 1 from inbound_events where conversation_id = ${conversationId} and status = 'pending')
       or exists(select 1 from outbox where conversation_id = ${conversationId} and status = 'pending' and attempts = 0) as found`;
   return row?.found ?? false;

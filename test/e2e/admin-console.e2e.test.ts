@@ -72,7 +72,7 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     await waitForText('#transcript', /echo: hello console/);
     expect(await page.textContent('#detail-status')).toBe('active');
 
-    // A question the turn put to the chat user shows in the transcript with its outcome (docs/codex.md, "Approvals").
+    // A question the turn put to the chat user shows in the transcript with its outcome (docs/codex.md, "Approvals in chat").
     await system.sql`
       insert into approvals (conversation_id, turn_id, token, kind, summary, detail, asked_of_user_key, status, decided_by_user_key, decided_via, expires_at, decided_at)
       select c.id, t.id, 'console-token-1', 'command', 'run make build', 'make build in /work/app', 'telegram:123456:9501', 'approved', 'telegram:123456:9501', 'button', now(), now()

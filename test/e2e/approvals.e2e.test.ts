@@ -11,7 +11,7 @@ import { slackBotToken } from '../support/slack.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 
-// Approvals asked of the chat user (docs/codex.md, "Approvals"): the real gateway and simulator, and
+// Approvals asked of the chat user (docs/codex.md, "Approvals in chat"): the real gateway and simulator, and
 // createChatAskUser called here with the worker's real senders pointed at the simulator. No worker
 // runs: the question's replies are delivered by the waiting ask itself, as in a turn that holds the conversation.
 const telegramAccount = botToken.split(':')[0] as string;

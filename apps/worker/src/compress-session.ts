@@ -1,5 +1,15 @@
 import { AgentError, renderTranscriptForSummary } from '@switchboard/agent';
-import { estimateMessageTokens, findToolTail, planCompression, type CompressionPlan } from '@switchboard/core';
+import {
+  automaticCompressionGate,
+  compressionBackoffMaxDoublings,
+  estimateMessageTokens,
+  findToolTail,
+  hasEnoughToSummarise,
+  judgeCompression,
+  planCompression,
+  type CompressionPlan,
+  type CompressionPolicy,
+} from '@switchboard/core';
 import {
   commitCompression,
   ensureCurrentSession,
@@ -43,9 +53,6 @@ export interface CompressionResult {
   childSessionId?: number;
   summarisedMessages?: number;
 }
-
-/** A compression must cut at least this share of the tokens to count as shrinking. */
-const minimumShrink = 0.9;
 
 /** What one compression spent waiting on the model, and what it did: filled in as it goes, read once it returns. */
 interface CompressionTrace {
@@ -124,8 +131,8 @@ async function runCompression(ctx: WorkerContext, conversationId: number, option
   if (options.expectedSessionId !== undefined && options.expectedSessionId !== sessionId) return { outcome: 'superseded', oldSessionId: sessionId };
   const session = await loadSession(ctx.db, sessionId);
   if (!session) return { outcome: 'rotated' };
-  if (!options.force && session.compressBlocked) return { outcome: 'blocked', oldSessionId: sessionId };
-  if (!options.force && session.nextCompressAt && session.nextCompressAt.getTime() > Date.now()) return { outcome: 'backoff', oldSessionId: sessionId };
+  const gate = automaticCompressionGate({ blocked: session.compressBlocked, nextCompressAtMs: session.nextCompressAt?.getTime() ?? null }, Date.now(), options.force);
+  if (gate !== 'run') return { outcome: gate, oldSessionId: sessionId };
   if (options.signal?.aborted) return { outcome: 'interrupted', oldSessionId: sessionId };
 
   // The slot comes before the lock's connection: at most COMPRESSION_CONCURRENCY
@@ -172,25 +179,18 @@ async function compressLocked(ctx: WorkerContext, conversationId: number, sessio
     const plan = planCompression(messages, keepBudget);
     if (!plan) return { outcome: 'not_needed', oldSessionId: sessionId };
     // A blocked session is the exception: its summary grew, and a person asking is the way to have it rewritten.
-    if (options.force && !session.compressBlocked && !hasEnoughToSummarise(plan, messages)) return { outcome: 'nothing_to_gain', oldSessionId: sessionId };
+    if (options.force && !session.compressBlocked && !hasEnoughFreshTokens(plan, messages)) return { outcome: 'nothing_to_gain', oldSessionId: sessionId };
     return await summariseAndCommit(ctx, conversationId, session, messages, plan, trace);
   } finally {
     await lock.release();
   }
 }
 
-/**
- * Whether the messages to summarise, not counting an earlier summary, hold
- * the share of the session a compression must cut to count as shrinking.
- * Below it, a summary could only shrink the session by rewriting the earlier
- * summary shorter: a summary of a summary, which costs a model call and
- * loses context. This is what makes a second /compact right after the first
- * a no-op.
- */
-function hasEnoughToSummarise(plan: CompressionPlan<CompressionSourceMessage>, messages: readonly CompressionSourceMessage[]): boolean {
+/** Core's hasEnoughToSummarise on the plan: an earlier summary among the messages to summarise is not fresh. */
+function hasEnoughFreshTokens(plan: CompressionPlan<CompressionSourceMessage>, messages: readonly CompressionSourceMessage[]): boolean {
   const total = messages.reduce((sum, m) => sum + m.tokens, 0);
   const fresh = plan.summarise.reduce((sum, m) => sum + (m.kind === 'summary' ? 0 : m.tokens), 0);
-  return fresh > 0 && fresh >= total * (1 - minimumShrink);
+  return hasEnoughToSummarise(fresh, total);
 }
 
 /** Step 3's summary and step 4's commit (the lock is held by the caller). */
@@ -215,7 +215,7 @@ async function summariseAndCommit(
     trace.summariserMs = performance.now() - asked;
     ctx.metrics.observeCompressionSummariser('failed', trace.summariserMs);
     if (!(error instanceof AgentError)) throw error;
-    const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, ctx.config.COMPRESSION_BACKOFF_MS, ctx.config.COMPRESSION_MAX_ATTEMPTS);
+    const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, { ...compressionPolicy(ctx), maxDoublings: compressionBackoffMaxDoublings });
     ctx.metrics.countCompression('failed');
     ctx.log.warn({ conversationId, sessionId, failures, blocked, err: error.cause }, 'summariser failed; continuing without compression');
     return { outcome: 'failed', oldSessionId: sessionId };
@@ -224,8 +224,7 @@ async function summariseAndCommit(
   ctx.metrics.observeCompressionSummariser('ok', trace.summariserMs);
   const summaryTokens = estimateMessageTokens(summary);
   const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
-  const shrunk = summaryTokens + keptTokens < session.tokenEstimate * minimumShrink;
-  const compressFailures = shrunk ? 0 : session.compressFailures + 1;
+  const { shrunk, compressFailures, blocked } = judgeCompression({ summaryTokens, keptTokens, sessionTokens: session.tokenEstimate, failuresBefore: session.compressFailures });
   const childSessionId = await commitCompression(ctx.db, {
     conversationId,
     oldSessionId: sessionId,
@@ -234,8 +233,7 @@ async function summariseAndCommit(
     keptMessageIds: plan.keep.map((m) => m.id),
     keptTokens,
     compressFailures,
-    // Two compressions in a row that do not shrink: stop until a person asks (no loops).
-    blocked: !shrunk && compressFailures >= 2,
+    blocked,
   });
   if (childSessionId === null) {
     ctx.metrics.countCompression('skipped_rotated');
@@ -245,4 +243,8 @@ async function summariseAndCommit(
   Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
   await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
   return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
+}
+
+function compressionPolicy(ctx: WorkerContext): CompressionPolicy {
+  return { backoffMs: ctx.config.COMPRESSION_BACKOFF_MS, maxAttempts: ctx.config.COMPRESSION_MAX_ATTEMPTS };
 }

@@ -1,4 +1,4 @@
-import { approvalReplies, busyInputModes, parseChatCommand, splitMessage } from '@switchboard/core';
+import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
 import { commitTurn, ensureCurrentSession, loadSession, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -36,21 +36,31 @@ const busyModeHelp: Record<string, string> = {
 };
 
 /**
+ * What a /stop says. Whether it cancelled a turn is decided once, by the
+ * ActiveTurn reducer (`cancellingStopOf`), and recorded by that turn's fenced
+ * commit on the /stop's row (`turn_id`, commitTurn's `stoppedByEventId`); a
+ * /stop that cancelled another worker's turn (which was then stopped, killed
+ * or lost the conversation) carries that turn's id the same way. The reply
+ * reads only the row, so whichever worker answers the /stop says the same.
+ */
+export function replyToStop(event: Pick<InboundEventRow, 'turnId'>): string {
+  return event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
+}
+
+/**
  * Runs a chat command (docs/turns.md, "Busy input modes") in arrival order
  * with the messages around it, and replies through the outbox; returns the
- * rows waiting to be delivered.
- * `stoppedEventIds` holds the /stop events that actually cancelled a turn in
- * this loop; a /stop that cancelled another worker's turn (which was then
- * stopped, killed or lost the conversation) carries that turn's id.
+ * rows waiting to be delivered. `command` is the event's, as the work loop
+ * read it from the stored column (null: not a command any more, answered
+ * with the help text); the text is not parsed here.
+ * `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it).
  */
-/** `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it). */
-export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, stoppedEventIds: Set<number>, claimId: string): Promise<OutboxRow[]> {
-  const command = parseChatCommand(event.text);
+export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, command: StoredCommand | null, claimId: string): Promise<OutboxRow[]> {
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
   switch (command?.name) {
     case 'stop':
-      reply = stoppedEventIds.has(event.id) || event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
+      reply = replyToStop(event);
       break;
     case 'busy':
       if (command.mode) {
@@ -87,7 +97,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     }
     case 'approve':
     case 'deny':
-      // Answers are decided at ingress and stored done (docs/codex.md, "Approvals"); one that reaches a worker found no question then.
+      // Answers are decided at ingress and stored done (docs/codex.md, "Approvals in chat"); one that reaches a worker found no question then.
       reply = approvalReplies.nothingPending;
       break;
     default:

@@ -5,6 +5,7 @@ import {
   findToolTail,
   needsCompression,
   resumesCutOffTurn,
+  restartLoopStartsAt,
   trimOldestToFit,
 } from '@switchboard/core';
 import { beginTurn, ensureCurrentSession, loadConversation, loadSession, type BeginTurnResult, type ConversationRow, type InboundEventRow, type MessageRow, type SessionRow, type TurnState } from '@switchboard/db';
@@ -13,6 +14,9 @@ import { compressConversation } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /** Everything the model request of a turn is built from, and the turn's row as it is being written. */
+/** Why the running-turn row was not written. */
+export type NotBegun = Exclude<BeginTurnResult, { kind: 'begun' }>;
+
 export interface PreparedTurn {
   conversation: ConversationRow;
   session: SessionRow;
@@ -39,7 +43,7 @@ export interface PreparedTurn {
  * saved on every turn; docs/turns.md); the request's acceptance waits for it.
  * Returns the refusal when the row was not written.
  */
-export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<PreparedTurn | { kind: 'not_begun'; begun: BeginTurnResult }> {
+export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<PreparedTurn | { kind: 'not_begun'; begun: NotBegun }> {
   const { conversation } = state;
   const conversationId = conversation.id;
   const startedAt = performance.now();
@@ -50,7 +54,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
     conversationId,
     sessionId: session.id,
     workerId: ctx.workerId,
-    suspendThreshold: ctx.config.RESTART_SUSPEND_THRESHOLD,
+    suspendThreshold: restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD),
     firstInputEventId: (input[0] as InboundEventRow).id,
     maxRunningPerUser: ctx.config.USER_MAX_RUNNING_TURNS,
   }).then(async (begun) => {

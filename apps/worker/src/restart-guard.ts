@@ -1,3 +1,4 @@
+import { restartLoopStartsAt } from '@switchboard/core';
 import { claimDeadWorkers, cutOffRunningTurns, findStrandedConversations } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -20,7 +21,7 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     await resumeAfterDeadWorker(ctx, workerId);
   }
   // Suspended and announced by the conversation actions, the same way as an operator's suspension.
-  for (const { conversationId } of await ctx.actions.suspendRestartLoops(ctx.config.RESTART_SUSPEND_THRESHOLD)) {
+  for (const { conversationId } of await ctx.actions.suspendRestartLoops(restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD))) {
     ctx.metrics.countSuspension('restart_loop');
     ctx.log.warn({ conversationId }, 'conversation suspended after repeated restarts');
   }

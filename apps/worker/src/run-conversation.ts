@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isNearLimitPart, parseChatCommand, planNextWork, type BusyInputModeName, type NextWork, type PendingInput, type Platform } from '@switchboard/core';
-import { hasPendingWork, loadTurnState, pendingInputAges, type InboundEventRow, type OutboxRow, type TurnState } from '@switchboard/db';
-import { cancellingStopOf, createActiveTurn, type ActiveTurn } from './active-turn.ts';
+import { isNearLimitPart, type BusyInputModeName, type NextWork, type Platform } from '@switchboard/core';
+import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow, type TurnState } from '@switchboard/db';
+import { createActiveTurn, type ActiveTurn } from './active-turn.ts';
 import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
 import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
+import { endsAfterDelivery, planWork, type PlannedInput } from './plan-work.ts';
 import { applyRestartRules } from './restart-guard.ts';
 import { runTurn } from './run-turn.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -79,8 +80,6 @@ async function runWhileHolding(ctx: WorkerContext, conversationId: number): Prom
 
 /** What one drain of the conversation carries from pass to pass. */
 interface DrainLoop {
-  /** The /stop events that actually cancelled a turn in this drain (their reply says "Stopped."). */
-  stoppedEventIds: Set<number>;
   /** Rechecks in a row; at maxRechecks the sweep is left to come back. */
   rechecks: number;
   /** Kept across a wait for more input, so a /stop or an interrupt that arrives during the wait still counts. */
@@ -96,7 +95,7 @@ type PassResult = 'done' | 'yield' | 'again';
  * or a turn) → deliver its replies, then decide whether to read again.
  */
 async function drainConversation(ctx: WorkerContext, conversationId: number, held: HeldTurn): Promise<'done' | 'yield'> {
-  const loop: DrainLoop = { stoppedEventIds: new Set(), rechecks: 0 };
+  const loop: DrainLoop = { rechecks: 0 };
   for (;;) {
     if (ctx.closing) return 'done';
     const active = registerTurn(ctx, conversationId, held, loop);
@@ -133,8 +132,6 @@ interface PassPlan {
   platform: Platform;
 }
 
-type PlannedInput = InboundEventRow & PendingInput;
-
 /** Reads the state (one statement), delivers older outbox rows first, and plans the next work. */
 async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTurn, active: ActiveTurn): Promise<{ kind: 'exit'; result: 'done' | 'yield' } | { kind: 'work'; plan: PassPlan }> {
   const state = await loadTurnState(ctx.db, conversationId, maxInputPerTurn * 2);
@@ -145,11 +142,7 @@ async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTu
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   active.dispatch({ kind: 'mode_known', mode });
   const platform = conversation.platform as Platform;
-  const work = planNextWork(
-    mode,
-    pending.map((event) => ({ ...event, isCommand: parseChatCommand(event.text) !== null, continues: isNearLimitPart(platform, event.text) })),
-    maxInputPerTurn,
-  );
+  const work = planWork(mode, platform, pending, maxInputPerTurn);
   // Rows another live worker is sending are not this worker's to wait for: the sweep comes back (no spin on the lease).
   if (work.kind === 'idle') return { kind: 'exit', result: older === 'elsewhere' ? 'yield' : 'done' };
   return { kind: 'work', plan: { state, work, mode, platform } };
@@ -161,7 +154,7 @@ type WorkResult = { kind: 'deliver'; outbox: OutboxRow[] } | { kind: 'exit'; res
 /** Runs the planned command, or holds the turn back (its user is busy, more input is on its way), or runs it. */
 async function runWork(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, active: ActiveTurn, loop: DrainLoop): Promise<WorkResult> {
   const { state, work } = plan;
-  if (work.kind === 'command') return { kind: 'deliver', outbox: await handleCommand(ctx, state.conversation, work.event, loop.stoppedEventIds, held.claimId) };
+  if (work.kind === 'command') return { kind: 'deliver', outbox: await handleCommand(ctx, state.conversation, work.event, work.event.chatCommand, held.claimId) };
   // The user of the input the turn would take (the oldest pending).
   const user = state.pendingUser;
   if (user && state.lastTurn?.status !== 'running' && user.runningTurns >= ctx.config.USER_MAX_RUNNING_TURNS) {
@@ -194,8 +187,6 @@ async function runTakenTurn(ctx: WorkerContext, plan: PassPlan, input: PlannedIn
   if (outcome.kind === 'cut_off') return { kind: 'exit', result: 'done' };
   // A slot of this user is free again: the conversation of theirs this worker held back longest goes next.
   if (user) wakeDeferred(ctx, user.key);
-  const cancelledBy = cancellingStopOf(active.state);
-  if (cancelledBy) loop.stoppedEventIds.add(cancelledBy);
   return { kind: 'deliver', outbox: outcome.outbox };
 }
 
@@ -204,12 +195,8 @@ async function deliverPass(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, a
   const delivery = await deliverPendingOutbox(deliveryDeps(ctx, held), outbox);
   // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
   if (delivery === 'elsewhere') return 'yield';
-  // The usual end of a turn: it took all the input there was and nothing
-  // stopped it. Input that came since is found by the caller's look after
-  // the lease is released, so a second state read here would only repeat it.
-  const { work, state } = plan;
-  if (work.kind === 'turn' && delivery === 'sent' && work.events.length === state.pending.length && active.state.stopReason === undefined) return 'done';
-  return 'again';
+  // A second state read after the usual end of a turn would only repeat the caller's look after the lease is released.
+  return endsAfterDelivery({ work: plan.work, pendingRead: plan.state.pending.length, delivery, stopped: active.state.stopReason !== undefined }) ? 'done' : 'again';
 }
 
 /**

@@ -1,21 +1,21 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { estimateMessageTokens, normaliseText, parseChatCommand, splitMessage } from '@switchboard/core';
+import { estimateMessageTokens, normaliseText, splitMessage } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
   commitTurn,
   loadPendingInbound,
   settleRunningTurn,
-  type BeginTurnResult,
   type CommitTurnInput,
   type InboundEventRow,
   type NewTranscriptMessage,
   type OutboxRow,
   type TurnState,
 } from '@switchboard/db';
-import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn } from './active-turn.ts';
+import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn, type ActiveTurnState } from './active-turn.ts';
 import type { LeaseHolding } from './conversation-lease.ts';
-import { prepareTurn, type PreparedTurn } from './prepare-turn.ts';
+import { steerableInput } from './plan-work.ts';
+import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -45,7 +45,7 @@ export type TurnOutcome =
   | { kind: 'deferred' };
 
 /** What the runtime produced, or the notice that stands for it. */
-interface ExecutedTurn {
+export interface ExecutedTurn {
   entries: TranscriptEntry[];
   status: 'completed' | 'interrupted' | 'failed' | 'cancelled';
   replyText: string | null;
@@ -82,13 +82,21 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   return commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
 }
 
-async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: BeginTurnResult, holding: LeaseHolding): Promise<TurnOutcome> {
-  // Another running turn appeared after the state read (a worker that lost the lease wrote its row late).
-  if (begun.kind === 'occupied') return settleStaleTurn(ctx, conversationId, holding);
+async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: NotBegun, holding: LeaseHolding): Promise<TurnOutcome> {
+  const next = afterNotBegun(begun);
+  if (next === 'settle') return settleStaleTurn(ctx, conversationId, holding);
+  if (next === 'recheck') ctx.log.warn({ conversationId }, 'turn not started: the conversation reached the restart threshold');
+  return { kind: next };
+}
+
+/** What a turn whose running-turn row was refused does next. */
+export function afterNotBegun(begun: NotBegun): 'settle' | 'deferred' | 'recheck' {
+  // Another running turn appeared after the state read (a worker that lost the lease wrote its row late): settle it first.
+  if (begun.kind === 'occupied') return 'settle';
   // Another worker began a turn of the same user since the state read: the limit holds in the database itself.
-  if (begun.kind === 'user_busy') return { kind: 'deferred' };
-  ctx.log.warn({ conversationId }, 'turn not started: the conversation reached the restart threshold');
-  return { kind: 'recheck' };
+  if (begun.kind === 'user_busy') return 'deferred';
+  // The restart threshold: the restart rules suspend the conversation before it is read again.
+  return 'recheck';
 }
 
 /**
@@ -113,12 +121,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   const last = input[input.length - 1] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
-  const stopped = (): ExecutedTurn => {
-    // Out of time: ended like a model that kept failing (one notice, `failed`, the input consumed), never a restart.
-    const status = stoppedTurnStatus(active.state);
-    if (status === 'timed_out') return { entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut };
-    return { entries: [], status, replyText: null };
-  };
+  const stopped = (): ExecutedTurn => stoppedExecution(active.state);
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
     if (active.controller.signal.aborted) return stopped();
@@ -152,11 +155,26 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   }
 }
 
+/**
+ * A turn the runtime left early (or never started): out of time, it ends like
+ * a model that kept failing (one notice, `failed`, the input consumed), never
+ * a restart; cancelled or interrupted, it says nothing.
+ */
+export function stoppedExecution(state: ActiveTurnState): ExecutedTurn {
+  const status = stoppedTurnStatus(state);
+  if (status === 'timed_out') return { entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut };
+  return { entries: [], status, replyText: null };
+}
+
 /** The model could not answer: one notice, chosen by the failure's code. */
 function failedTurn(failure: TurnFailure, entries: TranscriptEntry[], log: WorkerContext['log']): ExecutedTurn {
   log.warn({ code: failure.code, err: failure.cause }, 'turn failed');
-  const replyText = failure.code === 'MODEL_RATE_LIMITED' ? notices.rateLimited : failure.code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
-  return { entries, status: 'failed', error: failure.code, replyText };
+  return { entries, status: 'failed', error: failure.code, replyText: noticeForFailure(failure.code) };
+}
+
+export function noticeForFailure(code: TurnFailure['code']): string {
+  if (code === 'MODEL_RATE_LIMITED') return notices.rateLimited;
+  return code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
 }
 
 /** What a committed turn needs besides its result: the turn, its input and the claim its reply parts are committed under. */
@@ -167,6 +185,18 @@ interface CommitRequest {
   input: InboundEventRow[];
   active: ActiveTurn;
   claimId: string;
+}
+
+/** What buildCommit reads of a CommitRequest. */
+export type CommitInputs = Omit<CommitRequest, 'prepared' | 'active'> & {
+  prepared: Pick<PreparedTurn, 'conversation' | 'session' | 'compressed' | 'suspendedNotice'>;
+  active: Pick<ActiveTurn, 'state'>;
+};
+
+/** How replies are shaped: the platform's message limit (undefined: no sender, nothing to send) and COMPRESSION_NOTICE. */
+export interface ReplyShape {
+  messageLimit: number | undefined;
+  compressionNotice: boolean;
 }
 
 /** The fenced commit, then metrics and lifecycle events; a turn cut off or whose lease was lost commits nothing. */
@@ -190,7 +220,7 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
     ctx.metrics.countTurnLimit('timeout');
     log.warn({ timeoutMs: ctx.config.TURN_TIMEOUT_MS }, 'turn stopped: it ran past TURN_TIMEOUT_MS');
   }
-  const commit = buildCommit(ctx, request);
+  const commit = buildCommit(request, { messageLimit: ctx.senders.get(conversation.platform)?.messageLimit, compressionNotice: ctx.config.COMPRESSION_NOTICE === 'on' });
   const committed = await commitTurn(ctx.db, commit);
   if (committed.kind === 'stale') {
     // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
@@ -209,8 +239,8 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   return { kind: 'committed', outbox: committed.outbox };
 }
 
-/** The commit's rows: the input and what the runtime produced as transcript, the reply (and notices) as outbox parts. */
-function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInput {
+/** The commit's rows (pure): the input and what the runtime produced as transcript, the reply (and notices) as outbox parts. */
+export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTurnInput {
   const { prepared, turnId, executed, input, active, claimId } = request;
   const { conversation, session } = prepared;
   const { entries, status, error } = executed;
@@ -220,12 +250,12 @@ function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInpu
     ...input.map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
-  if (prepared.compressed && ctx.config.COMPRESSION_NOTICE === 'on' && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
+  if (prepared.compressed && shape.compressionNotice && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
   const last = input[input.length - 1] as InboundEventRow;
-  const sender = ctx.senders.get(conversation.platform);
+  const { messageLimit } = shape;
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
-  const replies = sender ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, sender.messageLimit) })) : [];
+  const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit) })) : [];
   return {
     turnId,
     conversationId: conversation.id,
@@ -244,12 +274,7 @@ function buildCommit(ctx: WorkerContext, request: CommitRequest): CommitTurnInpu
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
 async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {
   const pending = await loadPendingInbound(ctx.db, active.conversationId, ctx.config.MAX_QUEUED_INPUT);
-  const taken: { text: string; inboundEventId: number }[] = [];
-  for (const event of pending) {
-    if (event.id <= (active.state.takenUpTo ?? 0)) continue;
-    if (parseChatCommand(event.text)) break;
-    taken.push({ text: event.text, inboundEventId: event.id });
-  }
+  const taken = steerableInput(pending, active.state.takenUpTo ?? 0).map((event) => ({ text: event.text, inboundEventId: event.id }));
   const lastTaken = taken.at(-1);
   if (lastTaken) active.dispatch({ kind: 'taken', upTo: lastTaken.inboundEventId });
   return taken;

@@ -1,10 +1,14 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
+import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import { runCompactionJob } from './run-compaction.ts';
 import { runConversation } from './run-conversation.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 type Handler = (job: Job) => Promise<unknown>;
+
+/** CONVERSATION_BUSY: the one code of the `worker` family (docs/errors.md) that means "later". */
+type RetryLaterCode = Extract<ErrorCodeOf<'worker'>, 'CONVERSATION_BUSY'>;
 
 /**
  * Thrown by a handler, and only here in the job layer, to have BullMQ retry
@@ -12,12 +16,14 @@ type Handler = (job: Job) => Promise<unknown>;
  * handlers themselves return what happened as a value).
  */
 export class RetryLaterError extends Error {
-  constructor(
-    readonly code: 'CONVERSATION_BUSY',
-    message: string,
-  ) {
+  readonly code: RetryLaterCode;
+  /** From the catalog (docs/errors.md): true, which is what has BullMQ retry the job. */
+  readonly retryable: boolean;
+  constructor(code: RetryLaterCode, message: string) {
     super(message);
     this.name = 'RetryLaterError';
+    this.code = code;
+    this.retryable = isRetryableCode(code);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import {
   deleteConversation,
   lockRunningTurns,
@@ -196,9 +197,12 @@ async function reach<T>(send: () => Promise<T>): Promise<ReachOutcome<T>> {
 
 /** A programming error, not an outcome: an action that must reach the lease holder was built without the means to. */
 export class MissingReachError extends Error {
-  readonly code = 'ACTION_NEEDS_REACH';
+  readonly code: Extract<ErrorCodeOf<'worker'>, 'ACTION_NEEDS_REACH'> = 'ACTION_NEEDS_REACH';
+  /** From the catalog (docs/errors.md): false, a programming error does not go away by waiting. */
+  readonly retryable = isRetryableCode(this.code);
   constructor() {
     super('this action reaches the worker holding the conversation: ActionDeps.reach is required');
+    this.name = 'MissingReachError';
   }
 }
 

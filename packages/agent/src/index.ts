@@ -18,3 +18,5 @@ export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinit
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts';
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';
+export { createCodexPool } from './codex/codex-pool.ts';
+export type { CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';

@@ -27,6 +27,8 @@ describe('parseConfig', () => {
     expect(error.message).toMatch(/COMPRESSION_THRESHOLD must be at most 1/);
     expect(error.message).toMatch(/BUSY_INPUT_MODE/);
     expect(error.code).toBe('CONFIG_INVALID');
+    // The same environment fails the same way: not worth retrying (a supervisor restarting the process will not help).
+    expect(error.retryable).toBe(false);
   });
 
   it('refuses AGENT_RUNTIME=codex, a runtime not built yet, in one line instead of running openai under its name', () => {

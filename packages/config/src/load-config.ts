@@ -1,7 +1,10 @@
+import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import { ZodEffects, ZodObject, type z } from 'zod';
 
 export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID';
+  readonly code: Extract<ErrorCodeOf<'config'>, 'CONFIG_INVALID'> = 'CONFIG_INVALID';
+  /** From the catalog (docs/errors.md): false, the same environment fails the same way. */
+  readonly retryable = isRetryableCode(this.code);
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

@@ -50,7 +50,7 @@ const shared = {
   SLACK_MESSAGE_LIMIT: positiveInt(4000),
   /** Input waiting behind a running turn, per conversation, before new input is refused with a notice. */
   MAX_QUEUED_INPUT: positiveInt(32),
-  /** Users (`platform:account:user`) who may answer any approval question besides the user who asked (docs/codex.md, "Approvals"). */
+  /** Users (`platform:account:user`) who may answer any approval question besides the user who asked (docs/codex.md, "Approvals in chat"). */
   APPROVERS: userKeyList,
 };
 

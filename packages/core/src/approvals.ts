@@ -1,7 +1,7 @@
 import type { ChatCommand } from './chat-commands.ts';
 
 /**
- * Approvals asked of the chat user (docs/codex.md, "Approvals"): the pure
+ * Approvals asked of the chat user (docs/codex.md, "Approvals in chat"): the pure
  * rules both doors share. The worker asks (a question with buttons and the
  * `/approve`, `/approve session`, `/deny` commands); the gateway decides
  * whichever door the answer came through.

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classifySignal, isCommandForAnotherBot, parseChatCommand } from './chat-commands.ts';
+import { busyInputModes } from './busy-mode.ts';
+import { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, plainTextCommand, readStoredCommand, storedCommandOf, type ChatCommand } from './chat-commands.ts';
 
 describe('parseChatCommand', () => {
   it('reads slash commands with arguments', () => {
@@ -52,5 +54,44 @@ describe('isCommandForAnotherBot', () => {
   it('never lets a stop for another bot stop ours', () => {
     expect(classifySignal('/stop@other_bot', 'my_bot')).not.toBe('stop');
     expect(classifySignal('/stop@my_bot', 'my_bot')).toBe('stop');
+  });
+});
+
+describe('the stored command (inbound_events.command)', () => {
+  /** What the worker reads of a parse: the name, and /busy's mode. */
+  const projected = (command: ChatCommand | null) => (command === null ? null : command.name === 'busy' ? { name: 'busy', mode: command.mode } : { name: command.name });
+  const commandLike = fc.oneof(
+    fc.string(),
+    fc.tuple(fc.constantFrom('/', '!', ' /', '/'), fc.constantFrom(...chatCommandNames, 'BUSY', 'Stop', 'frobnicate', 'usr'), fc.constantFrom('', ' ', '  ', '\n'), fc.constantFrom('', ...busyInputModes, 'QUEUE', 'shout', 'queue now', 'a:b')).map((parts) => parts.join('')),
+  );
+
+  it('reads back, without the text, what ingress parsed: for any text the stored value alone gives the same command', () => {
+    fc.assert(
+      fc.property(commandLike, fc.string(), (text, otherText) => {
+        const stored = storedCommandOf(parseChatCommand(text));
+        // The row's text is not read: any other text gives the same answer.
+        expect(readStoredCommand(stored, otherText)).toEqual(projected(parseChatCommand(text)));
+      }),
+    );
+  });
+
+  it('stores plain text as a value of its own, so NULL only ever means "never parsed"', () => {
+    expect(storedCommandOf(parseChatCommand('hello /stop'))).toBe(plainTextCommand);
+    expect(storedCommandOf(parseChatCommand('/busy Queue'))).toBe('busy:queue');
+    expect(storedCommandOf(parseChatCommand('/busy shout'))).toBe('busy');
+    expect(readStoredCommand(plainTextCommand, '/stop')).toBeNull();
+    expect(readStoredCommand('stop', 'what the user wrote does not matter')).toEqual({ name: 'stop' });
+  });
+
+  it('parses the text of a row stored before the column existed (NULL), so an old /stop still stops', () => {
+    expect(readStoredCommand(null, '/stop')).toEqual({ name: 'stop', args: '' });
+    expect(readStoredCommand(null, '/busy steer')).toMatchObject({ name: 'busy', mode: 'steer' });
+    expect(readStoredCommand(null, 'hello')).toBeNull();
+  });
+
+  it('falls back to the text for a value this release does not write (a newer gateway), never guessing from the value', () => {
+    expect(readStoredCommand('pause', '/stop')).toMatchObject({ name: 'stop' });
+    expect(readStoredCommand('busy:shout', 'hello')).toBeNull();
+    expect(readStoredCommand('stop:now', 'hello')).toBeNull();
   });
 });

@@ -55,3 +55,53 @@ export function signalOfCommand(command: ChatCommand | null): 'input' | 'stop' |
   if (!command) return 'input';
   return command.name === 'stop' ? 'stop' : 'none';
 }
+
+/**
+ * What the worker needs of a command: its name, and for `/busy` the mode it
+ * names (null: none or an unknown one, so the reply lists the modes). The
+ * rest of the text is never read again.
+ */
+export type StoredCommand = { name: Exclude<ChatCommandName, 'busy'> } | { name: 'busy'; mode: BusyInputModeName | null };
+
+/**
+ * The `inbound_events.command` value of text ingress parsed and found to be
+ * no command. NULL is kept for "never parsed" (rows stored before migration
+ * 0006, or by a gateway of that release, which wrote NULL for plain text), so
+ * only those rows are ever parsed by the worker (docs/turns.md, "The stored command").
+ */
+export const plainTextCommand = 'text';
+
+/**
+ * The `inbound_events.command` value for a parse result: the command's name,
+ * `busy:<mode>` for a `/busy` that names a mode, or `text`. `/busy`'s mode is
+ * its only argument any command reads, so the worker needs nothing else.
+ */
+export function storedCommandOf(command: ChatCommand | null): string {
+  if (!command) return plainTextCommand;
+  if (command.name === 'busy' && command.mode) return `busy:${command.mode}`;
+  return command.name;
+}
+
+/**
+ * The command of a stored row, from its `command` column; the text is parsed
+ * only when the column was never written (NULL) or holds a value this
+ * release does not know (written by a newer gateway): the text is then the
+ * best evidence there is. Null: plain text, for the model.
+ */
+export function readStoredCommand(stored: string | null, text: string): StoredCommand | null {
+  const decoded = stored === null ? undefined : decodeStoredCommand(stored);
+  return decoded === undefined ? parseChatCommand(text) : decoded;
+}
+
+/** undefined: not a value storedCommandOf writes. */
+function decodeStoredCommand(stored: string): StoredCommand | null | undefined {
+  if (stored === plainTextCommand) return null;
+  const [name, mode, ...rest] = stored.split(':');
+  if (rest.length > 0) return undefined;
+  if (name === 'busy') {
+    if (mode === undefined) return { name: 'busy', mode: null };
+    return (busyInputModes as readonly string[]).includes(mode) ? { name: 'busy', mode: mode as BusyInputModeName } : undefined;
+  }
+  if (mode !== undefined || !(chatCommandNames as readonly string[]).includes(name ?? '')) return undefined;
+  return { name: name as Exclude<ChatCommandName, 'busy'> };
+}

@@ -17,7 +17,19 @@ export {
   type ApprovalChoice,
   type ApprovalQuestionText,
 } from './approvals.ts';
-export { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, signalOfCommand, type ChatCommand, type ChatCommandName } from './chat-commands.ts';
+export {
+  chatCommandNames,
+  classifySignal,
+  isCommandForAnotherBot,
+  parseChatCommand,
+  plainTextCommand,
+  readStoredCommand,
+  signalOfCommand,
+  storedCommandOf,
+  type ChatCommand,
+  type ChatCommandName,
+  type StoredCommand,
+} from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';
 export { estimateMessageTokens } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
@@ -32,3 +44,16 @@ export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
 export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';
 export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';
+export {
+  automaticCompressionGate,
+  compressionBackoffMaxDoublings,
+  compressionMinimumShrink,
+  hasEnoughToSummarise,
+  judgeCompression,
+  judgeCompressionFailure,
+  nonShrinkingCompressionsToBlock,
+  type CompressionPolicy,
+  type CompressionVerdict,
+} from './compression-rules.ts';
+export { isOverQueueCap, queueCapFor } from './queue-cap.ts';
+export { isRestartLoop, restartLoopStartsAt } from './restart-rules.ts';

@@ -17,7 +17,7 @@ export interface InboundMessage {
 
 /**
  * A press of one of the bot's buttons (an approval question's Approve / Deny):
- * not input for a turn, decided where it arrives (docs/codex.md, "Approvals").
+ * not input for a turn, decided where it arrives (docs/codex.md, "Approvals in chat").
  */
 export interface ButtonPress {
   platform: Platform;

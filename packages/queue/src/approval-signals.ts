@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
 /**
- * Nudges to the worker waiting on a question (docs/codex.md, "Approvals"):
+ * Nudges to the worker waiting on a question (docs/codex.md, "Approvals in chat"):
  * `decided` (an answer was stored) or `notice` (a reply to an answer was
  * queued for the conversation; the waiting worker holds the conversation and
  * delivers it at once). A channel of its own beside the conversation signals:

@@ -5,6 +5,7 @@ import {
   renderApprovalDecision,
   renderNotAllowed,
   resolveConversationKey,
+  storedCommandOf,
   userKeyOf,
   type ChatCommand,
 } from '@switchboard/core';
@@ -36,7 +37,7 @@ export type PressOutcome =
   | { kind: 'refused'; reason: 'not_allowed' | 'already_decided' | 'expired' | 'nothing_pending' | 'not_ours'; text: string };
 
 /**
- * An Approve / Approve for session / Deny button (docs/codex.md, "Approvals"):
+ * An Approve / Approve for session / Deny button (docs/codex.md, "Approvals in chat"):
  * decided here, in one statement, only by the asked user or an approver; the
  * chat is told who decided (a line in the outbox, to the question's target)
  * and the worker waiting on the question is signalled.
@@ -77,7 +78,7 @@ export async function answerApprovalCommand(deps: ApprovalDeps, message: Inbound
     userScope: message.address.userScope,
     userId: message.userId,
     text: message.text,
-    command: command.name,
+    command: storedCommandOf(command),
     replyTarget: message.replyTarget,
     refuseAtPending: null,
     storeAs: 'done',

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { isApprovalCommand, isRetryableCode, parseChatCommand, resolveConversationKey, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
+import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -61,7 +61,7 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  * over is enqueued again under the same job id, so it can never run twice.
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage, deadline?: StoreDeadline): Promise<IngressOutcome> {
-  // Parsed once, here: the command is stored with the event so no later step has to read the text again.
+  // Parsed once, here: the command (or `text`, for plain text) is stored with the event so no later step reads the text again.
   const command = parseChatCommand(message.text);
   const signal = signalOfCommand(command);
   const isAnswer = command !== null && isApprovalCommand(command);
@@ -81,9 +81,9 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
       userScope: message.address.userScope,
       userId: message.userId,
       text: message.text,
-      command: command?.name ?? null,
+      command: storedCommandOf(command),
       replyTarget: message.replyTarget,
-      refuseAtPending: signal === 'stop' ? null : deps.maxQueuedInput,
+      refuseAtPending: queueCapFor(signal, deps.maxQueuedInput),
     }, deadline);
   } catch (error) {
     const failure = classifyStoreError(error);
@@ -115,7 +115,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   return stored.duplicate ? 'duplicate' : 'accepted';
 }
 
-/** An approval answer is decided where it arrives: never turn input, never a signal to the running turn (docs/codex.md, "Approvals"). */
+/** An approval answer is decided where it arrives: never turn input, never a signal to the running turn (docs/codex.md, "Approvals in chat"). */
 async function answerApproval(deps: IngressDeps, message: InboundMessage, command: NonNullable<ReturnType<typeof parseChatCommand>>): Promise<IngressOutcome> {
   try {
     return await answerApprovalCommand(deps, message, command);

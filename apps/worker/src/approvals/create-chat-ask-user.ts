@@ -16,7 +16,7 @@ export interface ApprovalTurn {
 }
 
 /**
- * The runtime's `askUser` for one turn (docs/codex.md, "Approvals"): asks in
+ * The runtime's `askUser` for one turn (docs/codex.md, "Approvals in chat"): asks in
  * the conversation, one question at a time, and resolves with the answer.
  * Never throws: an error anywhere is `unanswered`, which the runtime takes as
  * a refusal (fail closed).

@@ -20,7 +20,7 @@ export interface ApprovalToAsk {
 }
 
 /**
- * Stores a question as pending (docs/codex.md, "Approvals"). A question an
+ * Stores a question as pending (docs/codex.md, "Approvals in chat"). A question an
  * older turn of the conversation left pending (its worker died while asking)
  * is cancelled first: one turn runs at a time, so it can never be answered
  * usefully, and the index allows one pending question per conversation.

@@ -121,13 +121,24 @@ export async function commitCompression(db: Database, input: CompressionCommit):
   return row?.child_id ? Number(row.child_id) : null;
 }
 
-/** A failed summariser: back off before the next automatic attempt, and stop after `maxAttempts` in a row. */
-export async function recordCompressionFailure(db: Database, sessionId: number, backoffMs: number, maxAttempts: number): Promise<{ failures: number; blocked: boolean }> {
+/** The parameters of core's judgeCompressionFailure (its policy, and compressionBackoffMaxDoublings). */
+export interface CompressionFailureRule {
+  backoffMs: number;
+  maxAttempts: number;
+  maxDoublings: number;
+}
+
+/**
+ * A failed summariser: back off before the next automatic attempt, and stop after `maxAttempts` in a row.
+ * Core's judgeCompressionFailure, written as one atomic increment (a read then a write could lose a count);
+ * the worker's sql-rules test checks that the two agree.
+ */
+export async function recordCompressionFailure(db: Database, sessionId: number, rule: CompressionFailureRule): Promise<{ failures: number; blocked: boolean }> {
   const [row] = await db.execute<{ compress_failures: number; compress_blocked: boolean }>(sql`
     update sessions set
       compress_failures = compress_failures + 1,
-      next_compress_at = now() + (${backoffMs}::int * power(2, least(compress_failures, 6))) * interval '1 millisecond',
-      compress_blocked = compress_blocked or compress_failures + 1 >= ${maxAttempts}
+      next_compress_at = now() + (${rule.backoffMs}::int * power(2, least(compress_failures, ${rule.maxDoublings}::int))) * interval '1 millisecond',
+      compress_blocked = compress_blocked or compress_failures + 1 >= ${rule.maxAttempts}
     where id = ${sessionId}
     returning compress_failures, compress_blocked`);
   return { failures: row?.compress_failures ?? 0, blocked: row?.compress_blocked ?? false };

@@ -10,7 +10,10 @@ export interface InboundToStore {
   userScope: string;
   userId: string;
   text: string;
-  /** The chat command the text is, parsed once at ingress (null: ordinary text), so nothing downstream parses it again. */
+  /**
+   * The chat command the text is, parsed once at ingress (core's storedCommandOf: a name, `busy:<mode>`, or `text`
+   * for ordinary text), so nothing downstream parses it again. Null or absent: never parsed (the worker parses it).
+   */
   command?: string | null;
   replyTarget: Record<string, unknown>;
   /**

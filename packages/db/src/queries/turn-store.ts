@@ -81,6 +81,7 @@ export interface BeginTurnInput {
   conversationId: number;
   sessionId: number;
   workerId: string;
+  /** The restart count from which no turn begins (core's restartLoopStartsAt). */
   suspendThreshold: number;
   /** The first input event the turn takes: its user is the one the turn counts against. */
   firstInputEventId: number;

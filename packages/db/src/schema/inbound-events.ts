@@ -16,8 +16,9 @@ export const inboundEvents = pgTable(
     userId: text('user_id').notNull(),
     text: text('text').notNull(),
     /**
-     * The chat command the text is (`stop`, `busy`, …; @switchboard/core's list), parsed once at ingress;
-     * null for ordinary text, and for rows stored before the column existed.
+     * The chat command the text is, parsed once at ingress (@switchboard/core's storedCommandOf: `stop`, `busy`,
+     * `busy:queue`, …, or `text` for ordinary text); null only for text never parsed: rows stored before the column
+     * existed, or by a gateway of the release that wrote null for ordinary text (docs/turns.md, "The stored command").
      */
     command: text('command'),
     /** Where replies go (chat, thread, message to reply to), as the adapter normalised it. */

@@ -2,7 +2,7 @@ import { Type, type Static } from '@fastify/type-provider-typebox';
 import { approvalStatuses, type ApprovalRow } from '@switchboard/db';
 import { NullableString, NullableTimestamp, Timestamp, toIso } from './common-schemas.ts';
 
-/** A question a runtime put to the chat user and what became of it (docs/codex.md, "Approvals"). */
+/** A question a runtime put to the chat user and what became of it (docs/codex.md, "Approvals in chat"). */
 export const ApprovalView = Type.Object({
   id: Type.Integer(),
   turnId: Type.Integer(),

@@ -1,0 +1,30 @@
+import { appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createFakeCodexServer } from './fake-codex-server.ts';
+import { createFakeThreadStore } from './fake-codex-threads.ts';
+
+/**
+ * The fake app-server's process: stdin/stdout, FAKE_CODEX_STATE_DIR (threads
+ * that outlive the process; default a dir under the system tmp dir) and
+ * FAKE_CODEX_LOG (every message received, one JSON line each, with this
+ * process's pid). Run it through apps/sim/bin/fake-codex-app-server.mjs.
+ */
+const stateDir = process.env.FAKE_CODEX_STATE_DIR || join(tmpdir(), 'switchboard-fake-codex-state');
+const logFile = process.env.FAKE_CODEX_LOG;
+
+const server = createFakeCodexServer(
+  {
+    write: (line) => process.stdout.write(`${line}\n`),
+    record: (message) => {
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, received: message })}\n`);
+    },
+    exit: (code) => process.exit(code),
+  },
+  createFakeThreadStore(stateDir),
+);
+
+createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => server.receive(line));
+// The client closing our stdin is how a polite close begins (Codex exits too).
+process.stdin.on('end', () => process.exit(0));

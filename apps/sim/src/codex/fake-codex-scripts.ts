@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * The fake's turns, chosen by the last line of the turn's text (the runtime
+ * puts carried history and notes before the user's words): docs/codex.md,
+ * "The fake app-server". Each script speaks the protocol the way Codex does:
+ * item/started, deltas, server requests, item/completed.
+ */
+
+/** What a script can do on the wire during its turn. */
+export interface FakeTurnContext {
+  threadId: string;
+  turnId: string;
+  cwd: string;
+  signal: AbortSignal;
+  /** Commands approved "for session" on this thread: not asked again. */
+  sessionApproved: Set<string>;
+  notify(method: string, params: Record<string, unknown>): void;
+  /** A request to the client: its answer, or 'aborted' when the turn was interrupted first. */
+  request(method: string, params: Record<string, unknown>): Promise<ClientAnswer | 'aborted'>;
+  exit(code: number): void;
+}
+
+export interface ClientAnswer {
+  result?: unknown;
+  error?: { code?: number; message?: string };
+}
+
+export type FakeTurnEnd = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; message: string };
+
+export async function runFakeScript(context: FakeTurnContext, text: string): Promise<FakeTurnEnd> {
+  const line = (text.trim().split('\n').pop() ?? '').trim();
+  const [head, ...rest] = line.split(':');
+  const argument = rest.join(':').trim();
+  switch (head) {
+    case 'run':
+      return runCommand(context, argument, false);
+    case 'legacy-run':
+      return runCommand(context, argument, true);
+    case 'edit':
+      return editFile(context, argument, false);
+    case 'legacy-edit':
+      return editFile(context, argument, true);
+    case 'ask-user':
+      return askUserInput(context);
+    case 'hang':
+    case 'hang-deaf':
+      return hang(context);
+    case 'die':
+      context.exit(3);
+      return hang(context);
+    case 'fail':
+      context.notify('error', { threadId: context.threadId, turnId: context.turnId, willRetry: false, error: { message: 'fake upstream failure', codexErrorInfo: 'other' } });
+      return { status: 'failed', message: 'fake upstream failure' };
+    case 'flaky':
+      context.notify('error', { threadId: context.threadId, turnId: context.turnId, willRetry: true, error: { message: 'fake stream dropped, retrying' } });
+      return say(context, 'codex: answered after a retry');
+    case 'unknown':
+      return sendUnknowns(context);
+    default:
+      return say(context, `codex: ${line}`);
+  }
+}
+
+/** An agent message streamed as up to three deltas. */
+export async function say(context: FakeTurnContext, text: string, extra: Record<string, unknown> = {}): Promise<FakeTurnEnd> {
+  if (context.signal.aborted) return { status: 'interrupted' };
+  const item = { type: 'agentMessage', id: itemId(), text: '', ...extra };
+  context.notify('item/started', { threadId: context.threadId, turnId: context.turnId, item, startedAtMs: Date.now() });
+  const third = Math.ceil(text.length / 3) || 1;
+  for (let start = 0; start < text.length; start += third) {
+    context.notify('item/agentMessage/delta', { threadId: context.threadId, turnId: context.turnId, itemId: item.id, delta: text.slice(start, start + third) });
+  }
+  context.notify('item/completed', { threadId: context.threadId, turnId: context.turnId, item: { ...item, text }, completedAtMs: Date.now() });
+  return { status: 'completed' };
+}
+
+type Decision = 'accept' | 'acceptForSession' | 'decline' | 'cancel';
+
+/** Both vocabularies, and anything else (an error, a bad answer) as decline: fail closed like Codex. */
+function decisionOf(answer: ClientAnswer): Decision {
+  const decision = (answer.result as { decision?: unknown } | undefined)?.decision;
+  if (decision === 'accept' || decision === 'approved') return 'accept';
+  if (decision === 'acceptForSession' || decision === 'approved_for_session' || decision === 'approvedForSession') return 'acceptForSession';
+  if (decision === 'cancel' || decision === 'abort') return 'cancel';
+  return 'decline';
+}
+
+async function runCommand(context: FakeTurnContext, command: string, legacy: boolean): Promise<FakeTurnEnd> {
+  const { threadId, turnId, cwd } = context;
+  const item = { type: 'commandExecution', id: itemId(), command, cwd, processId: null, status: 'inProgress', commandActions: [{ type: 'unknown', command }], aggregatedOutput: null, exitCode: null, durationMs: null };
+  context.notify('item/started', { threadId, turnId, item, startedAtMs: Date.now() });
+  let decision: Decision = 'accept';
+  if (!context.sessionApproved.has(command)) {
+    const reason = 'the fake wants to run a command';
+    const answer = legacy
+      ? await context.request('execCommandApproval', { conversationId: threadId, callId: item.id, approvalId: null, command: ['bash', '-lc', command], cwd, reason, parsedCmd: [] })
+      : await context.request('item/commandExecution/requestApproval', { threadId, turnId, itemId: item.id, approvalId: null, reason, command, cwd, commandActions: [], startedAtMs: Date.now() });
+    // Interrupted while asking: the item never completes (the client must finish the call itself).
+    if (answer === 'aborted') return { status: 'interrupted' };
+    decision = decisionOf(answer);
+  }
+  if (decision === 'acceptForSession') context.sessionApproved.add(command);
+  const ran = decision === 'accept' || decision === 'acceptForSession';
+  const completed = ran
+    ? { ...item, status: 'completed', aggregatedOutput: `ran ${command}\n`, exitCode: 0, durationMs: 1 }
+    : { ...item, status: 'declined' };
+  context.notify('item/completed', { threadId, turnId, item: completed, completedAtMs: Date.now() });
+  if (decision === 'cancel') return { status: 'interrupted' };
+  return say(context, ran ? `codex: ran ${command}` : `codex: ${command} was declined`);
+}
+
+async function editFile(context: FakeTurnContext, path: string, legacy: boolean): Promise<FakeTurnEnd> {
+  const { threadId, turnId } = context;
+  const diff = '@@ -1 +1 @@\n-old\n+new\n';
+  const item = { type: 'fileChange', id: itemId(), changes: [{ path, kind: { type: 'update', move_path: null }, diff }], status: 'inProgress' };
+  context.notify('item/started', { threadId, turnId, item, startedAtMs: Date.now() });
+  const reason = 'the fake wants to edit a file';
+  const answer = legacy
+    ? await context.request('applyPatchApproval', { conversationId: threadId, callId: item.id, fileChanges: { [path]: { type: 'update', unified_diff: diff, move_path: null } }, reason, grantRoot: null })
+    : await context.request('item/fileChange/requestApproval', { threadId, turnId, itemId: item.id, reason, grantRoot: null, startedAtMs: Date.now() });
+  if (answer === 'aborted') return { status: 'interrupted' };
+  const decision = decisionOf(answer);
+  const applied = decision === 'accept' || decision === 'acceptForSession';
+  context.notify('item/completed', { threadId, turnId, item: { ...item, status: applied ? 'completed' : 'declined' }, completedAtMs: Date.now() });
+  context.notify('turn/diff/updated', { threadId, turnId, diff: applied ? diff : '' });
+  if (decision === 'cancel') return { status: 'interrupted' };
+  return say(context, applied ? `codex: edited ${path}` : `codex: the edit of ${path} was declined`);
+}
+
+async function askUserInput(context: FakeTurnContext): Promise<FakeTurnEnd> {
+  const answer = await context.request('item/tool/requestUserInput', {
+    threadId: context.threadId,
+    turnId: context.turnId,
+    itemId: itemId(),
+    questions: [{ id: 'q1', header: 'Pick', question: 'Which one?', options: null }],
+  });
+  if (answer === 'aborted') return { status: 'interrupted' };
+  const refused = answer.error?.code === -32601;
+  return say(context, refused ? 'codex: requestUserInput was refused (-32601), going on' : 'codex: got an answer to requestUserInput');
+}
+
+function hang(context: FakeTurnContext): Promise<FakeTurnEnd> {
+  return new Promise((resolve) => {
+    if (context.signal.aborted) resolve({ status: 'interrupted' });
+    context.signal.addEventListener('abort', () => resolve({ status: 'interrupted' }), { once: true });
+  });
+}
+
+async function sendUnknowns(context: FakeTurnContext): Promise<FakeTurnEnd> {
+  const { threadId, turnId } = context;
+  context.notify('fake/somethingNew', { threadId, surprise: { nested: [1, 2, 3] } });
+  const mystery = { type: 'mysteryItem', id: itemId(), payload: { whatever: true } };
+  context.notify('item/started', { threadId, turnId, item: mystery, startedAtMs: Date.now(), brandNewField: 'x' });
+  context.notify('item/completed', { threadId, turnId, item: mystery, completedAtMs: Date.now(), brandNewField: 'x' });
+  context.notify('thread/tokenUsage/updated', { threadId, turnId, tokenUsage: { total: { totalTokens: 7 } } });
+  return say(context, 'codex: unknown things ignored', { phase: 'final', extraField: { nested: true } });
+}
+
+function itemId(): string {
+  return `item_${randomUUID().slice(0, 8)}`;
+}

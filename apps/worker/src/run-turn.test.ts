@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import type { ConversationRow, InboundEventRow, SessionRow } from '@switchboard/db';
+import { initialTurnState, reduceActiveTurn, type ActiveTurnEvent, type ActiveTurnState } from './active-turn.ts';
+import { afterNotBegun, buildCommit, noticeForFailure, notices, stoppedExecution, type CommitInputs, type ExecutedTurn } from './run-turn.ts';
+
+// The turn's steps without a database: what its commit stores and sends, and
+// what a stopped or refused turn does next.
+
+const conversation = { id: 7, platform: 'telegram' } as ConversationRow;
+const session = { id: 70 } as SessionRow;
+const event = (id: number, text: string) => ({ id, text, replyTarget: { chat_id: 7, reply_to: id } }) as unknown as InboundEventRow;
+
+function stateAfter(...events: ActiveTurnEvent[]): ActiveTurnState {
+  return events.reduce((state, e) => reduceActiveTurn(state, e).state, initialTurnState('queue'));
+}
+
+function inputs(executed: ExecutedTurn, overrides: Partial<CommitInputs> = {}): CommitInputs {
+  return {
+    prepared: { conversation, session, compressed: false, suspendedNotice: false },
+    turnId: 5,
+    executed,
+    input: [event(11, 'first'), event(12, 'second')],
+    active: { state: stateAfter({ kind: 'taken', upTo: 12 }) },
+    claimId: 'claim',
+    ...overrides,
+  };
+}
+
+const shape = { messageLimit: 4096, compressionNotice: false };
+
+describe('buildCommit', () => {
+  it('stores the input, then what the turn produced, consumes steered input too, and replies to the last message', () => {
+    const commit = buildCommit(
+      inputs({ status: 'completed', replyText: 'the answer', entries: [{ role: 'user', content: 'steered in', inboundEventId: 13 }, { role: 'assistant', content: 'the answer' }] }),
+      shape,
+    );
+    expect(commit.messages.map((m) => [m.role, m.content, m.inboundEventId])).toEqual([
+      ['user', 'first', 11],
+      ['user', 'second', 12],
+      ['user', 'steered in', 13],
+      ['assistant', 'the answer', undefined],
+    ]);
+    expect(commit).toMatchObject({ turnId: 5, sessionId: 70, status: 'completed', inboundEventIds: [11, 12, 13], claimFor: 'claim', stoppedByEventId: undefined });
+    expect(commit.replies).toEqual([{ platform: 'telegram', target: { chat_id: 7, reply_to: 12 }, chunks: ['the answer'] }]);
+  });
+
+  it('splits a long reply at the platform limit, tells a suspended user first, and says when older messages were summarised', () => {
+    const long = 'word '.repeat(30).trim();
+    const commit = buildCommit(inputs({ status: 'completed', replyText: long, entries: [] }, { prepared: { conversation, session, compressed: true, suspendedNotice: true } }), { messageLimit: 60, compressionNotice: true });
+    expect(commit.replies[0]?.chunks.join(' ')).toBe(notices.suspendedRestartLoop);
+    const chunks = commit.replies[1]?.chunks ?? [];
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.every((c) => c.length <= 60)).toBe(true);
+    expect(chunks.join(' ')).toMatch(/^\(Older messages were summarised to make room\.\)/);
+  });
+
+  it('stores text Postgres would refuse without failing: U+0000 is normalised away', () => {
+    const commit = buildCommit(inputs({ status: 'completed', replyText: 'a\u0000b', entries: [{ role: 'assistant', content: 'a\u0000b' }] }), shape);
+    expect(commit.messages.at(-1)?.content).not.toContain('\u0000');
+    expect(commit.replies[0]?.chunks.join('')).not.toContain('\u0000');
+  });
+
+  it('sends nothing for a platform without a sender, and nothing for a cancelled turn, whose /stop is credited', () => {
+    const stopped = stateAfter({ kind: 'taken', upTo: 12 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 14, storedAt: 0 } });
+    const cancelled = buildCommit(inputs(stoppedExecution(stopped), { active: { state: stopped } }), shape);
+    expect(cancelled).toMatchObject({ status: 'cancelled', replies: [], stoppedByEventId: 14 });
+    expect(buildCommit(inputs({ status: 'completed', replyText: 'x', entries: [] }), { ...shape, messageLimit: undefined }).replies).toEqual([]);
+  });
+
+  it('credits no /stop for a turn that completed before the stop landed', () => {
+    const state = stateAfter({ kind: 'taken', upTo: 12 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 14, storedAt: 0 } });
+    expect(buildCommit(inputs({ status: 'completed', replyText: 'done anyway', entries: [] }, { active: { state } }), shape).stoppedByEventId).toBeUndefined();
+  });
+});
+
+describe('stoppedExecution', () => {
+  it('ends a timed-out turn failed with one notice, and a stopped or interrupted one silently', () => {
+    expect(stoppedExecution(stateAfter({ kind: 'stop', reason: 'timeout' }))).toEqual({ entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut });
+    expect(stoppedExecution(stateAfter({ kind: 'taken', upTo: 1 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 2, storedAt: 0 } }))).toEqual({ entries: [], status: 'cancelled', replyText: null });
+    expect(stoppedExecution(stateAfter({ kind: 'stop', reason: 'lease_lost' }))).toEqual({ entries: [], status: 'interrupted', replyText: null });
+  });
+});
+
+describe('noticeForFailure', () => {
+  it('tells a rate-limited or refused user so, and anyone else that it went wrong', () => {
+    expect(noticeForFailure('MODEL_RATE_LIMITED')).toBe(notices.rateLimited);
+    expect(noticeForFailure('MODEL_REFUSED')).toBe(notices.refused);
+    expect(noticeForFailure('MODEL_TIMEOUT')).toBe(notices.failed);
+  });
+});
+
+describe('afterNotBegun', () => {
+  it('settles a turn that appeared meanwhile, defers a busy user, and rechecks at the restart threshold', () => {
+    expect(afterNotBegun({ kind: 'occupied' })).toBe('settle');
+    expect(afterNotBegun({ kind: 'user_busy' })).toBe('deferred');
+    expect(afterNotBegun({ kind: 'restart_loop' })).toBe('recheck');
+  });
+});

@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compressionBackoffMaxDoublings, isOverQueueCap, isRestartLoop, judgeCompressionFailure, queueCapFor, restartLoopStartsAt } from '@switchboard/core';
+import { beginTurn, ensureCurrentSession, loadConversation, recordCompressionFailure, storeInboundEvent, suspendRestartLoops } from '@switchboard/db';
+import { useTestDbClient } from '@switchboard/db/testing';
+
+// Rules that stay inside one SQL statement for atomicity take their
+// parameters from core; these check, on the same inputs, that the statement
+// decides what the core rule says (issue 20).
+const db = useTestDbClient({ max: 2 });
+let chats = 0;
+
+async function store(chatId: string, eventId: string, text: string, refuseAtPending: number | null) {
+  return storeInboundEvent(db.client.db, {
+    platform: 'telegram', accountId: 'bot', eventId, conversationKey: `telegram:bot:${chatId}::`,
+    chatId, threadId: '', userScope: '', userId: `u${chatId}`, text, command: null, replyTarget: {}, refuseAtPending,
+  });
+}
+
+/** A conversation with one pending message and a current session. */
+async function newConversation() {
+  const chatId = String(9000 + ++chats);
+  const stored = await store(chatId, `first-${chatId}`, 'hello', null);
+  const sessionId = await ensureCurrentSession(db.client.db, (await loadConversation(db.client.db, stored.conversationId))!);
+  return { conversationId: stored.conversationId, sessionId, eventId: stored.inboundEventId };
+}
+
+describe('the queued-input cap in storeInboundEvent agrees with core', () => {
+  it('refuses exactly the events isOverQueueCap refuses, /stop never', async () => {
+    const signals = fc.array(fc.constantFrom('input' as const, 'input' as const, 'none' as const, 'stop' as const), { minLength: 1, maxLength: 12 });
+    await fc.assert(
+      fc.asyncProperty(signals, fc.integer({ min: 1, max: 5 }), async (sequence, maxQueuedInput) => {
+        const chatId = String(9000 + ++chats);
+        let waiting = 0;
+        for (const [i, signal] of sequence.entries()) {
+          const cap = queueCapFor(signal, maxQueuedInput);
+          const stored = await store(chatId, `${chatId}-${i}`, signal === 'stop' ? '/stop' : `m${i}`, cap);
+          expect(stored.status, `event ${i} (${signal}) with ${waiting} waiting, cap ${cap}`).toBe(isOverQueueCap(waiting, cap) ? 'refused' : 'pending');
+          if (stored.status === 'pending') waiting++;
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('the restart threshold in beginTurn and suspendRestartLoops agrees with core', () => {
+  const threshold = 3;
+
+  it('begins a turn below the loop and refuses it from the loop on', async () => {
+    for (const count of [0, 1, 2, 3, 4]) {
+      const ids = await newConversation();
+      await db.client.db.$client`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
+      const begun = await beginTurn(db.client.db, {
+        conversationId: ids.conversationId, sessionId: ids.sessionId, workerId: 'w', suspendThreshold: restartLoopStartsAt(threshold), firstInputEventId: ids.eventId, maxRunningPerUser: 4,
+      });
+      expect(begun.kind, `restart_count ${count}`).toBe(isRestartLoop(count, threshold) ? 'restart_loop' : 'begun');
+    }
+  });
+
+  it('suspends exactly the conversations in a loop', async () => {
+    const counts = [0, 2, 3, 5];
+    const conversations = [];
+    for (const count of counts) {
+      const ids = await newConversation();
+      await db.client.db.$client`update conversations set restart_count = ${count} where id = ${ids.conversationId}`;
+      conversations.push(ids.conversationId);
+    }
+    const suspended = (await suspendRestartLoops(db.client.db, restartLoopStartsAt(threshold))).map((s) => s.conversationId);
+    expect(conversations.map((id) => suspended.includes(id))).toEqual(counts.map((count) => isRestartLoop(count, threshold)));
+  });
+});
+
+describe('recordCompressionFailure agrees with core judgeCompressionFailure', () => {
+  const policy = { backoffMs: 10_000, maxAttempts: 3 };
+
+  it('counts, blocks and backs off as the core rule says', async () => {
+    for (const before of [{ failures: 0, blocked: false }, { failures: 1, blocked: false }, { failures: 2, blocked: false }, { failures: 0, blocked: true }, { failures: 8, blocked: false }]) {
+      const { sessionId } = await newConversation();
+      await db.client.db.$client`update sessions set compress_failures = ${before.failures}, compress_blocked = ${before.blocked} where id = ${sessionId}`;
+      const recorded = await recordCompressionFailure(db.client.db, sessionId, { ...policy, maxDoublings: compressionBackoffMaxDoublings });
+      const [row] = await db.client.db.$client<{ retry_in_ms: number }[]>`select (extract(epoch from next_compress_at - now()) * 1000)::float8 as retry_in_ms from sessions where id = ${sessionId}`;
+      const expected = judgeCompressionFailure(before, policy);
+      expect(recorded, JSON.stringify(before)).toEqual({ failures: expected.failures, blocked: expected.blocked });
+      // Read a moment after the update's now(): within 2 s of the rule's backoff, whose steps are 10 s apart.
+      expect(Math.abs((row?.retry_in_ms ?? 0) - expected.retryInMs), JSON.stringify(before)).toBeLessThan(2000);
+    }
+  });
+});

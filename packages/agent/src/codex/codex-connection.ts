@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Logger } from 'pino';
+import { envelopeSchema, type RpcError, type RpcId } from './codex-protocol.ts';
+
+/**
+ * One `codex app-server` child and the JSON-RPC spoken with it: one JSON
+ * object per line on stdin/stdout. Written by hand on node:readline rather
+ * than with a JSON-RPC library: the framing is a newline, Codex omits the
+ * `jsonrpc` field that strict libraries require, and the child sends requests
+ * of its own (approvals) that we must answer on the same pipe. A library would
+ * add more adapting than the ~150 lines it saves.
+ */
+
+export type RpcOutcome = { kind: 'result'; result: unknown } | { kind: 'error'; error: RpcError } | { kind: 'closed' };
+
+/** What the child sends us unasked: notifications, and requests we must answer. */
+export type IncomingMessage =
+  | { kind: 'notification'; method: string; params: unknown }
+  | { kind: 'request'; id: RpcId; method: string; params: unknown };
+
+export interface CodexConnection {
+  readonly pid: number | undefined;
+  /** False once the child exited, its stdout closed or it could not be started. */
+  readonly isOpen: boolean;
+  /** Resolves once, with a short reason, when the connection is no longer usable. */
+  readonly closed: Promise<string>;
+  request(method: string, params?: unknown): Promise<RpcOutcome>;
+  notify(method: string, params?: unknown): void;
+  respond(id: RpcId, result: unknown): void;
+  respondError(id: RpcId, code: number, message: string): void;
+  /** Where notifications and server requests go; one listener at a time (the running turn, or the idle handler). */
+  setListener(listener: (message: IncomingMessage) => void): void;
+  /** Ends the child: stdin closed and SIGTERM, then SIGKILL after `graceMs`. Resolves when it has exited. */
+  close(graceMs: number): Promise<void>;
+}
+
+export interface SpawnCodexOptions {
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+}
+
+export function spawnCodexConnection(options: SpawnCodexOptions): CodexConnection {
+  const [file, ...args] = options.argv;
+  const logger = options.logger;
+  const child = spawn(file as string, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const pending = new Map<string, (outcome: RpcOutcome) => void>();
+  let listener: (message: IncomingMessage) => void = () => {};
+  let nextId = 1;
+  let open = true;
+  let markClosed: (reason: string) => void = () => {};
+  const closed = new Promise<string>((resolve) => {
+    markClosed = (reason) => {
+      if (!open) return;
+      open = false;
+      for (const settle of pending.values()) settle({ kind: 'closed' });
+      pending.clear();
+      resolve(reason);
+    };
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      markClosed(signal ? `killed by ${signal}` : `exited with code ${code}`);
+      resolve();
+    });
+    // A command that cannot be started emits 'error' and never 'exit'.
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      markClosed(`could not start: ${error.code ?? error.message}`);
+      if (child.pid === undefined) resolve();
+    });
+  });
+  // A write to a child that just died fails with EPIPE; the exit handler reports it.
+  child.stdin.on('error', () => {});
+  child.stdout.once('close', () => markClosed('its stdout closed'));
+
+  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
+    const message = readLine(line, logger);
+    if (!message) return;
+    if (message.method !== undefined && message.id !== undefined && message.id !== null) {
+      listener({ kind: 'request', id: message.id, method: message.method, params: message.params });
+    } else if (message.method !== undefined) {
+      listener({ kind: 'notification', method: message.method, params: message.params });
+    } else if (message.id !== undefined && message.id !== null) {
+      const settle = pending.get(String(message.id));
+      pending.delete(String(message.id));
+      settle?.(message.error ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result });
+    }
+  });
+  createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (line) => {
+    logger.debug({ stderr: line.slice(0, 500) }, 'codex app-server stderr');
+  });
+
+  const send = (message: object): void => {
+    if (!open || !child.stdin.writable) return;
+    child.stdin.write(`${JSON.stringify(message)}\n`);
+  };
+
+  return {
+    get pid() {
+      return child.pid;
+    },
+    get isOpen() {
+      return open;
+    },
+    closed,
+    request(method, params) {
+      if (!open) return Promise.resolve({ kind: 'closed' });
+      const id = nextId++;
+      const outcome = new Promise<RpcOutcome>((resolve) => pending.set(String(id), resolve));
+      send(params === undefined ? { id, method } : { id, method, params });
+      return outcome;
+    },
+    notify: (method, params) => send(params === undefined ? { method } : { method, params }),
+    respond: (id, result) => send({ id, result }),
+    respondError: (id, code, message) => send({ id, error: { code, message } }),
+    setListener(next) {
+      listener = next;
+    },
+    async close(graceMs) {
+      // Unusable from now on, also while it takes its time to exit: the pool
+      // must never hand a closing child the next turn.
+      markClosed('closed by the pool');
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return exited;
+      child.stdin.end();
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** One line as a JSON-RPC envelope, or undefined for noise (never a throw: a bad line is logged and skipped). */
+function readLine(line: string, logger: Logger) {
+  if (line.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    logger.warn({ line: line.slice(0, 200) }, 'codex app-server wrote a line that is not JSON; skipped');
+    return undefined;
+  }
+  const parsed = envelopeSchema.safeParse(value);
+  if (!parsed.success) {
+    logger.warn({ line: line.slice(0, 200) }, 'codex app-server wrote a message that is not JSON-RPC; skipped');
+    return undefined;
+  }
+  return parsed.data;
+}

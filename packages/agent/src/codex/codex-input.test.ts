@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
+import { codeOfCodexError, endOfCompletedTurn } from './codex-turn-end.ts';
+
+describe('buildTurnText', () => {
+  it('is the user messages alone on a thread that has its context', () => {
+    expect(buildTurnText({ history: [], notes: [], input: ['first', 'second'] })).toBe('first\n\nsecond');
+  });
+
+  it('carries history, then notes, then the input', () => {
+    const text = buildTurnText({
+      history: [
+        { role: 'user', kind: 'summary', content: 'S' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'calculator', arguments: '{"x":1}' }] },
+        { role: 'tool', content: '2', toolCallId: 'c', toolName: 'calculator' },
+        { role: 'assistant', content: 'Two.' },
+      ],
+      notes: ['N'],
+      input: ['go'],
+    });
+    expect(text).toBe(
+      [
+        '[Earlier conversation in this chat, for context:]',
+        'Summary of what came before: S',
+        'Assistant called calculator({"x":1})',
+        'Tool calculator returned: 2',
+        'Assistant: Two.',
+        '[End of earlier conversation.]',
+        '',
+        '[Note: N]',
+        '',
+        'go',
+      ].join('\n'),
+    );
+  });
+
+  it('clips long tool output in the carried history', () => {
+    const text = buildTurnText({ history: [{ role: 'tool', content: 'x'.repeat(5000), toolName: 'shell' }], notes: [], input: ['go'] });
+    expect(text.length).toBeLessThan(2200);
+    expect(text).toContain('… [cut]');
+  });
+});
+
+describe('profiles', () => {
+  it('map to sandbox modes and policies, approval on request', () => {
+    expect(threadSettingsOf('read-only')).toEqual({ approvalPolicy: 'on-request', sandbox: 'read-only' });
+    expect(threadSettingsOf('full-access')).toEqual({ approvalPolicy: 'on-request', sandbox: 'danger-full-access' });
+    expect(sandboxPolicyOf('read-only', '/w')).toEqual({ type: 'readOnly', networkAccess: false });
+    expect(sandboxPolicyOf('workspace-write', '/w')).toMatchObject({ type: 'workspaceWrite', writableRoots: ['/w'] });
+    expect(sandboxPolicyOf('full-access', '/w')).toEqual({ type: 'dangerFullAccess' });
+  });
+});
+
+describe('endOfCompletedTurn', () => {
+  it('reads the status, and an error seen before fails the turn', () => {
+    expect(endOfCompletedTurn('completed', undefined, undefined)).toEqual({ kind: 'completed' });
+    expect(endOfCompletedTurn('interrupted', undefined, { message: 'x', info: null })).toEqual({ kind: 'interrupted' });
+    expect(endOfCompletedTurn('failed', 'quota', undefined)).toEqual({ kind: 'failed', code: 'MODEL_FAILED', message: 'quota' });
+    expect(endOfCompletedTurn('completed', undefined, { message: 'upstream', info: null })).toMatchObject({ kind: 'failed', message: 'upstream' });
+    expect(endOfCompletedTurn('weird', undefined, undefined)).toEqual({ kind: 'completed' });
+  });
+
+  it('a usage limit or an upstream 429 is a rate limit', () => {
+    expect(codeOfCodexError('usageLimitExceeded')).toBe('MODEL_RATE_LIMITED');
+    expect(codeOfCodexError({ responseStreamConnectionFailed: { httpStatusCode: 429 } })).toBe('MODEL_RATE_LIMITED');
+    expect(codeOfCodexError({ httpConnectionFailed: { httpStatusCode: 500 } })).toBe('MODEL_FAILED');
+  });
+});

@@ -1,0 +1,68 @@
+import type { PermissionProfile, TranscriptMessage } from '@switchboard/core';
+
+/**
+ * What a turn sends Codex besides the protocol's framing: the text input and
+ * the sandbox settings of a permission profile (docs/codex.md, "Input" and
+ * "Permission profiles").
+ */
+
+export interface TurnTextParts {
+  /** The session's transcript, given only when the turn opens a NEW thread (Codex keeps its own context otherwise). */
+  history: readonly TranscriptMessage[];
+  /** API-only notes: read once, before the input; never stored. */
+  notes: readonly string[];
+  /** The user's messages, oldest first. */
+  input: readonly string[];
+}
+
+/** Longest tool output or argument text kept per message in the carried history. */
+const maxCarriedChars = 2000;
+
+/**
+ * The one text item of `turn/start`: a compact transcript of the history when
+ * a new thread must learn what came before (after compression the history
+ * opens with its summary; a conversation that switched runtime brings its
+ * OpenAI transcript), then the notes, then the user's messages, last so the
+ * model reads them as the request.
+ */
+export function buildTurnText(parts: TurnTextParts): string {
+  const sections: string[] = [];
+  if (parts.history.length > 0) {
+    sections.push(
+      ['[Earlier conversation in this chat, for context:]', ...parts.history.map(renderHistoryMessage), '[End of earlier conversation.]'].join('\n'),
+    );
+  }
+  for (const note of parts.notes) sections.push(`[Note: ${note}]`);
+  sections.push(parts.input.join('\n\n'));
+  return sections.join('\n\n');
+}
+
+/** One stored message as one line of the carried transcript. */
+export function renderHistoryMessage(message: TranscriptMessage): string {
+  if (message.kind === 'summary') return `Summary of what came before: ${message.content}`;
+  if (message.role === 'user') return `User: ${message.content}`;
+  if (message.role === 'tool') return `Tool ${message.toolName ?? 'result'} returned: ${clip(message.content)}`;
+  const calls = (message.toolCalls ?? []).map((call) => `Assistant called ${call.name}(${clip(call.arguments)})`);
+  return [message.content && `Assistant: ${message.content}`, ...calls].filter(Boolean).join('\n');
+}
+
+function clip(text: string): string {
+  return text.length > maxCarriedChars ? `${text.slice(0, maxCarriedChars)}… [cut]` : text;
+}
+
+/** `thread/start` and `thread/resume` settings of a profile (SandboxMode words). */
+export function threadSettingsOf(profile: PermissionProfile): { approvalPolicy: 'on-request'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' } {
+  const sandbox = profile === 'full-access' ? 'danger-full-access' : profile;
+  return { approvalPolicy: 'on-request', sandbox };
+}
+
+/**
+ * The same profile as `turn/start`'s SandboxPolicy. Sent on every turn, so a
+ * profile changed (or full access revoked) between turns takes effect at the
+ * next turn, also on a thread started under the old one.
+ */
+export function sandboxPolicyOf(profile: PermissionProfile, cwd: string): Record<string, unknown> {
+  if (profile === 'full-access') return { type: 'dangerFullAccess' };
+  if (profile === 'read-only') return { type: 'readOnly', networkAccess: false };
+  return { type: 'workspaceWrite', writableRoots: [cwd], networkAccess: false, excludeTmpdirEnvVar: false, excludeSlashTmp: false };
+}

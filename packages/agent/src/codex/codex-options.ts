@@ -1,0 +1,39 @@
+import type { PermissionProfile } from '@switchboard/core';
+import type { Logger } from 'pino';
+import type { AgentRuntime } from '../agent-runtime.ts';
+import type { OverloadRetry } from './codex-request-retry.ts';
+
+export interface CodexPoolOptions {
+  /** CODEX_COMMAND, e.g. "codex app-server": split into argv without a shell (simple quoting handled). */
+  command: string;
+  /** CODEX_IDLE_MS: a child with no turn for this long is closed. */
+  idleMs: number;
+  /** Children per worker process at most. */
+  maxChildren: number;
+  /** Closing sends SIGTERM, then SIGKILL after this many ms (default 2000). */
+  closeGraceMs?: number;
+  logger: Logger;
+  /** The child's environment (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** After `turn/interrupt`, how long to wait for `turn/completed` before killing the child (default 5000). */
+  interruptTimeoutMs?: number;
+  /** How requests answered -32001 are retried (default 4 tries from 200 ms). */
+  overloadRetry?: OverloadRetry;
+}
+
+export interface CodexConversationOptions {
+  /** Absolute; the caller creates it under CODEX_WORKSPACES. */
+  cwd: string;
+  profile: PermissionProfile;
+  /** Answer every approval "accept" without asking (non-interactive use). */
+  autoApprove: boolean;
+}
+
+export interface CodexPool {
+  /** The runtime for one conversation: reuses its live child; spawns one lazily at runTurn if none or the old one died. */
+  runtimeFor(conversationId: number, options: CodexConversationOptions): AgentRuntime;
+  /** Closes every child (terminate → kill). */
+  close(): Promise<void>;
+  /** Live children. */
+  readonly size: number;
+}

@@ -6,6 +6,7 @@ import {
   isApprovalCommand,
   mayAnswerApproval,
   parseApprovalPayload,
+  renderAnsweredQuestion,
   renderApprovalQuestion,
   renderNotAllowed,
   userKeyOf,
@@ -83,8 +84,9 @@ describe('renderApprovalQuestion', () => {
     expect(text).toContain('/approve, /approve session or /deny');
   });
 
-  it('cuts a long detail to keep the message inside every platform limit', () => {
-    const text = renderApprovalQuestion({ kind: 'file_change', summary: 'change files', detail: 'x'.repeat(10_000) });
-    expect(text.length).toBeLessThan(1500);
+  it('cuts a long summary and detail to keep the question and its answered form inside Discord’s 2,000 characters', () => {
+    const long = { kind: 'file_change' as const, summary: 's'.repeat(5_000), detail: 'x'.repeat(10_000) };
+    expect(renderApprovalQuestion(long).length).toBeLessThan(2000);
+    expect(renderAnsweredQuestion(long, 'Approved for this session by 123456789012345678.').length).toBeLessThan(2000);
   });
 });

@@ -77,7 +77,8 @@ const questionHeadings: Record<ApprovalQuestionText['kind'], string> = {
   other: 'Approval needed:',
 };
 
-/** The most of `detail` a question shows (the platforms cap a message at 2,000-4,096 characters). */
+/** The most of `summary` and `detail` a question shows: with the rest it stays under Discord's 2,000 characters. */
+const summaryLimit = 300;
 const detailLimit = 1200;
 
 /** The question as the user reads it: what, the command and its directory or the files, and how to answer. */
@@ -91,8 +92,12 @@ export function renderAnsweredQuestion(question: ApprovalQuestionText, outcome: 
 }
 
 function describeQuestion(question: ApprovalQuestionText): string[] {
-  const detail = question.detail ? (question.detail.length > detailLimit ? `${question.detail.slice(0, detailLimit)}…` : question.detail) : undefined;
-  return [questionHeadings[question.kind], question.summary, ...(detail ? [detail] : [])];
+  const detail = question.detail ? cut(question.detail, detailLimit) : undefined;
+  return [questionHeadings[question.kind], cut(question.summary, summaryLimit), ...(detail ? [detail] : [])];
+}
+
+function cut(text: string, limit: number): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
 
 /** Button labels, in the order shown. */

@@ -10,6 +10,7 @@ import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { slackBotToken } from '../support/slack.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
+import { waitForModelRequest, waitForRequestFor } from '../support/turn-helpers.ts';
 
 // Approvals asked of the chat user (docs/codex.md, "Approvals in chat"): the real gateway and simulator, and
 // createChatAskUser called here with the worker's real senders pointed at the simulator. No worker
@@ -268,5 +269,39 @@ describe('approvals answered through the Telegram poller', () => {
     await expect
       .poll(async () => ((await (await fetch(`${system.simUrl}/control/telegram/callback-answers`)).json()) as { text?: string }[]).map((a) => a.text))
       .toEqual([`Denied by ${chatId}.`]);
+  });
+});
+
+describe('an approval answer while a turn runs in interrupt mode', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, workerEnv: { BUSY_INPUT_MODE: 'interrupt' } });
+    await system.setModelScript({ rules: [{ match: 'tell a long story', replyRepeat: { text: 'once upon a time ', count: 150 }, chunkDelayMs: 10 }] });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('neither interrupts the turn nor becomes its input: the story is told whole, and the answer is told nothing waits', async () => {
+    const chatId = 4401;
+    await system.sendTelegram({ chatId, text: 'tell a long story' });
+    const story = await waitForRequestFor(system, 'tell a long story');
+    const typed = await system.sendTelegram({ chatId, text: '/approve' });
+    expect(typed.status).toBe(200);
+    const finished = await waitForModelRequest(system, (r) => r.id === story.id, { state: 'settled', what: 'for the story' });
+    expect(finished.abortedAt).toBeUndefined();
+    // Both go out once the turn commits, in the order they were queued (the answer's line was queued first).
+    const sent = await system.waitForTelegram(chatId, 2);
+    expect(sent.map((m) => m.text).sort()).toEqual(['There is no question waiting for an answer.', 'once upon a time '.repeat(150)]);
+    const events = await system.sql<{ status: string; command: string }[]>`
+      select e.status, e.command from inbound_events e join conversations c on c.id = e.conversation_id where c.chat_id = ${String(chatId)} order by e.id`;
+    expect([...events]).toEqual([
+      { status: 'done', command: 'text' },
+      { status: 'done', command: 'approve' },
+    ]);
+    // Only the story reached the model.
+    const [count] = await system.sql<{ n: number }[]>`select count(*)::int as n from messages m join conversations c on c.current_session_id = m.session_id where c.chat_id = ${String(chatId)} and m.role = 'user'`;
+    expect(count?.n).toBe(1);
   });
 });

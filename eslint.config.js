@@ -108,4 +108,9 @@ export default tseslint.config(
   { files: ['apps/loadtest/**'], rules: refuseImports([scriptImports, vendorImports]) },
   // Issue 20: the worker reads as steps; a function past 80 lines is a step that was not split out.
   { files: ['apps/worker/src/**/*.ts'], ignores: ['apps/worker/src/**/*.test.ts'], rules: { 'max-lines-per-function': ['error', { max: 80 }] } },
+  // The Codex runtime and its fake were split to functions under 60 lines; past 80, one step was not split out.
+  {
+    files: ['packages/agent/src/codex/**', 'apps/sim/src/codex/**'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
 );

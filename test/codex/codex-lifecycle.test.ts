@@ -55,6 +55,24 @@ describe('interrupts', () => {
     expect(setup.readLog()).toEqual([]);
   });
 
+  it('a turn stopped while its child never answers initialize ends interrupted at once, and the pool does not keep that child', async () => {
+    const pool = setup.createPool({ env: { ...setup.env, FAKE_CODEX_SILENT_INIT: '1' }, closeGraceMs: 200 });
+    const controller = new AbortController();
+    const turn = pool.runtimeFor(1, setup.conversation()).runTurn(turnRequest('hi', { signal: controller.signal, runtimeIds: { threadId: 'thr_kept' } }));
+    await vi.waitFor(() => expect(pidsOf(setup, 'initialize')).toHaveLength(1), waitLimit);
+    const [stuckPid] = pidsOf(setup, 'initialize');
+
+    const abortedAt = Date.now();
+    controller.abort();
+    const result = await turn;
+    expect(Date.now() - abortedAt).toBeLessThan(1000);
+    expect(result).toEqual({ outcome: 'interrupted', entries: [], toolIterations: 0, runtimeIds: { threadId: 'thr_kept' } });
+    expect(pool.size).toBe(0);
+    await vi.waitFor(() => expect(isRunning(stuckPid as number)).toBe(false), waitLimit);
+    // The stuck child was asked nothing more; the next turn would start a fresh one.
+    expect(setup.readLog().map((line) => line.received.method)).toEqual(['initialize']);
+  });
+
   it('a child that ignores turn/interrupt is killed after the timeout; the turn is interrupted and the next one gets a fresh child', async () => {
     const controller = new AbortController();
     const pool = setup.createPool({ interruptTimeoutMs: 300, closeGraceMs: 200 });

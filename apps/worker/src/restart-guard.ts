@@ -1,4 +1,4 @@
-import { restartLoopStartsAt } from '@switchboard/core';
+import { restartLoopStartsAt, staleTurnRule } from '@switchboard/core';
 import { claimDeadWorkers, cutOffRunningTurns, findStrandedConversations } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -15,7 +15,8 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     ? [...(await claimGoneLocalWorkers(ctx.db, ctx.workerId, ctx.config.HEARTBEAT_INTERVAL_MS)), ...(await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS))]
     : [];
   for (const workerId of deadWorkers) {
-    const conversations = await cutOffRunningTurns(ctx.db, { workerId });
+    // A dead worker is never alive by the stale-turn rule: its running turns are cut off and counted.
+    const conversations = await cutOffRunningTurns(ctx.db, { workerId }, staleTurnRule(ctx.config.WORKER_DEAD_AFTER_MS).cutOff);
     ctx.metrics.countRestartIncrements(conversations.length);
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
     await resumeAfterDeadWorker(ctx, workerId);

@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { estimateMessageTokens, normaliseText, splitMessage } from '@switchboard/core';
+import { estimateMessageTokens, normaliseText, splitMessage, staleTurnRule } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -108,7 +108,8 @@ export function afterNotBegun(begun: NotBegun): 'settle' | 'deferred' | 'recheck
  */
 async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holding: LeaseHolding): Promise<TurnOutcome> {
   if (!(await holding.confirm())) return { kind: 'lost' };
-  const settled = await settleRunningTurn(ctx.db, conversationId, ctx.config.WORKER_DEAD_AFTER_MS);
+  // Core's stale-turn rule decides, inside the statement: a live worker's turn is superseded, any other is cut off and counted.
+  const settled = await settleRunningTurn(ctx.db, conversationId, staleTurnRule(ctx.config.WORKER_DEAD_AFTER_MS));
   ctx.metrics.countRestartIncrements(settled.cutOff);
   ctx.log.warn({ conversationId, ...settled }, 'a running turn of another worker was settled before this turn');
   return { kind: 'recheck' };

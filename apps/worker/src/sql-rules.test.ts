@@ -1,7 +1,29 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compressionBackoffMaxDoublings, isOverQueueCap, isRestartLoop, judgeCompressionFailure, queueCapFor, restartLoopStartsAt } from '@switchboard/core';
-import { beginTurn, ensureCurrentSession, loadConversation, recordCompressionFailure, storeInboundEvent, suspendRestartLoops } from '@switchboard/db';
+import {
+  compressionBackoffMaxDoublings,
+  countsAsRestart,
+  isOverQueueCap,
+  isRestartLoop,
+  judgeCompressionFailure,
+  judgeStaleTurn,
+  queueCapFor,
+  restartLoopStartsAt,
+  staleTurnEndings,
+  staleTurnRule,
+  type TurnWorker,
+} from '@switchboard/core';
+import {
+  beginTurn,
+  cutOffRunningTurns,
+  ensureCurrentSession,
+  loadConversation,
+  recordCompressionFailure,
+  registerWorker,
+  settleRunningTurn,
+  storeInboundEvent,
+  suspendRestartLoops,
+} from '@switchboard/db';
 import { useTestDbClient } from '@switchboard/db/testing';
 
 // Rules that stay inside one SQL statement for atomicity take their
@@ -84,6 +106,78 @@ describe('recordCompressionFailure agrees with core judgeCompressionFailure', ()
       expect(recorded, JSON.stringify(before)).toEqual({ failures: expected.failures, blocked: expected.blocked });
       // Read a moment after the update's now(): within 2 s of the rule's backoff, whose steps are 10 s apart.
       expect(Math.abs((row?.retry_in_ms ?? 0) - expected.retryInMs), JSON.stringify(before)).toBeLessThan(2000);
+    }
+  });
+});
+
+describe('settleRunningTurn and cutOffRunningTurns agree with core judgeStaleTurn', () => {
+  const deadAfterMs = 5000;
+  let workers = 0;
+
+  /** A conversation whose running turn belongs to `worker` (null: a worker with no row), and the rule's verdict on it. */
+  async function runningTurnOf(worker: TurnWorker | null) {
+    const ids = await newConversation();
+    const workerId = `sql-rules-worker-${++workers}`;
+    if (worker) {
+      await registerWorker(db.client.db, { id: workerId, hostname: 'h', pid: workers });
+      await db.client.db.$client`update workers set status = ${worker.status}, heartbeat_at = now() - ${worker.heartbeatAgeMs}::int * interval '1 millisecond' where id = ${workerId}`;
+    }
+    const begun = await beginTurn(db.client.db, {
+      conversationId: ids.conversationId, sessionId: ids.sessionId, workerId, suspendThreshold: restartLoopStartsAt(3), firstInputEventId: ids.eventId, maxRunningPerUser: 4,
+    });
+    if (begun.kind !== 'begun') throw new Error(`turn not begun: ${begun.kind}`);
+    return { ...ids, workerId, turnId: begun.turnId };
+  }
+
+  async function settledRow(turnId: number, conversationId: number) {
+    const [row] = await db.client.db.$client<{ status: string; error: string | null; cut_off: boolean; restart_count: number }[]>`
+      select t.status, t.error, t.cut_off_at is not null as cut_off, c.restart_count from turns t join conversations c on c.id = t.conversation_id where t.id = ${turnId} and c.id = ${conversationId}`;
+    return row;
+  }
+
+  // Ages at least a second away from the limit: the statement runs a moment after the heartbeat is set.
+  const age = fc.oneof(fc.integer({ min: 0, max: deadAfterMs - 1000 }), fc.integer({ min: deadAfterMs + 1000, max: 120_000 }));
+  const worker = fc.option(fc.record({ status: fc.constantFrom<TurnWorker['status']>('running', 'stopping', 'stopped', 'dead'), heartbeatAgeMs: age }), { nil: null });
+
+  it('supersedes a live worker\'s turn and cuts off (counted) a dead or missing one\'s', async () => {
+    const cases: [string, TurnWorker | null][] = [
+      ['live', { status: 'running', heartbeatAgeMs: 0 }],
+      ['dead (silent)', { status: 'running', heartbeatAgeMs: deadAfterMs + 5000 }],
+      ['dead (claimed)', { status: 'dead', heartbeatAgeMs: deadAfterMs + 5000 }],
+      ['stopping', { status: 'stopping', heartbeatAgeMs: 0 }],
+      ['missing', null],
+    ];
+    const fates = [];
+    for (const [name, w] of cases) {
+      const turn = await runningTurnOf(w);
+      const fate = judgeStaleTurn(w, deadAfterMs);
+      const settled = await settleRunningTurn(db.client.db, turn.conversationId, staleTurnRule(deadAfterMs));
+      expect(settled, name).toEqual(fate === 'cut_off' ? { cutOff: 1, superseded: 0 } : { cutOff: 0, superseded: 1 });
+      expect(await settledRow(turn.turnId, turn.conversationId), name).toEqual({ ...staleTurnEndings[fate], cut_off: fate === 'cut_off', restart_count: countsAsRestart(fate) ? 1 : 0 });
+      fates.push(fate);
+    }
+    expect(fates).toEqual(['superseded', 'cut_off', 'cut_off', 'cut_off', 'cut_off']);
+  });
+
+  it('decides as the rule does for any worker status and heartbeat age', async () => {
+    await fc.assert(
+      fc.asyncProperty(worker, async (w) => {
+        const turn = await runningTurnOf(w);
+        const fate = judgeStaleTurn(w, deadAfterMs);
+        await settleRunningTurn(db.client.db, turn.conversationId, staleTurnRule(deadAfterMs));
+        expect(await settledRow(turn.turnId, turn.conversationId), JSON.stringify(w)).toEqual({ ...staleTurnEndings[fate], cut_off: fate === 'cut_off', restart_count: countsAsRestart(fate) ? 1 : 0 });
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('cutOffRunningTurns ends a stopping or dead worker\'s turns as the rule\'s cut-off, counted once', async () => {
+    for (const w of [{ status: 'stopping', heartbeatAgeMs: 0 }, { status: 'dead', heartbeatAgeMs: deadAfterMs + 5000 }] satisfies TurnWorker[]) {
+      const turn = await runningTurnOf(w);
+      const fate = judgeStaleTurn(w, deadAfterMs);
+      expect(fate).toBe('cut_off');
+      expect(await cutOffRunningTurns(db.client.db, { workerId: turn.workerId }, staleTurnRule(deadAfterMs).cutOff)).toEqual([turn.conversationId]);
+      expect(await settledRow(turn.turnId, turn.conversationId), w.status).toEqual({ ...staleTurnEndings[fate], cut_off: true, restart_count: 1 });
     }
   });
 });

@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
 import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
-import { estimateMessageTokens } from '@switchboard/core';
+import { estimateMessageTokens, staleTurnRule } from '@switchboard/core';
 import type { WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
@@ -76,7 +76,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       await drained;
       clearTimeout(timer);
       // What was still running when the drain window closed was cut off by this restart: count it once.
-      const cutOff = await cutOffRunningTurns(db.db, { workerId });
+      // This worker is stopping, so by the stale-turn rule its running turns are cut off, not superseded.
+      const cutOff = await cutOffRunningTurns(db.db, { workerId }, staleTurnRule(config.WORKER_DEAD_AFTER_MS).cutOff);
       ctx.metrics.countRestartIncrements(cutOff.length);
       if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
       await webhooks?.stop();

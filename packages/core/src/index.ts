@@ -56,4 +56,14 @@ export {
   type CompressionVerdict,
 } from './compression-rules.ts';
 export { isOverQueueCap, queueCapFor } from './queue-cap.ts';
-export { isRestartLoop, restartLoopStartsAt } from './restart-rules.ts';
+export {
+  countsAsRestart,
+  isRestartLoop,
+  isWorkerAlive,
+  judgeStaleTurn,
+  restartLoopStartsAt,
+  staleTurnEndings,
+  staleTurnRule,
+  type StaleTurnFate,
+  type TurnWorker,
+} from './restart-rules.ts';

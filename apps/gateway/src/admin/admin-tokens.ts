@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@switchboard/core';
+import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import { equalsConstantTime } from '@switchboard/platforms';
 
 export interface AdminToken {
@@ -7,8 +7,11 @@ export interface AdminToken {
   token: string;
 }
 
+/** ADMIN_TOKEN that cannot be read: a start-up error of the `config` family of the catalog (docs/errors.md). */
 export class AdminTokenError extends Error {
-  readonly code = 'ADMIN_TOKEN_INVALID' satisfies ErrorCode;
+  readonly code: Extract<ErrorCodeOf<'config'>, 'ADMIN_TOKEN_INVALID'> = 'ADMIN_TOKEN_INVALID';
+  /** From the catalog: false, the same ADMIN_TOKEN fails the same way. */
+  readonly retryable = isRetryableCode(this.code);
   constructor(message: string) {
     super(`ADMIN_TOKEN ${message}`);
     this.name = 'AdminTokenError';

@@ -9,7 +9,8 @@ import { createFakeThreadStore } from './fake-codex-threads.ts';
  * The fake app-server's process: stdin/stdout, FAKE_CODEX_STATE_DIR (threads
  * that outlive the process; default a dir under the system tmp dir) and
  * FAKE_CODEX_LOG (every message received, one JSON line each, with this
- * process's pid). Run it through apps/sim/bin/fake-codex-app-server.mjs.
+ * process's pid); FAKE_CODEX_SILENT_INIT=1 never answers `initialize` (a
+ * child stuck in its handshake). Run it through apps/sim/bin/fake-codex-app-server.mjs.
  */
 const stateDir = process.env.FAKE_CODEX_STATE_DIR || join(tmpdir(), 'switchboard-fake-codex-state');
 const logFile = process.env.FAKE_CODEX_LOG;
@@ -23,6 +24,7 @@ const server = createFakeCodexServer(
     exit: (code) => process.exit(code),
   },
   createFakeThreadStore(stateDir),
+  { silentInit: process.env.FAKE_CODEX_SILENT_INIT === '1' },
 );
 
 createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => server.receive(line));

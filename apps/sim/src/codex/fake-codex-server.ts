@@ -31,136 +31,194 @@ interface ActiveTurn {
   deaf: boolean;
 }
 
+/** A thread this process has started or resumed. */
+interface LoadedThread {
+  cwd: string;
+  /** Commands approved "for session" on this thread: not asked again. */
+  sessionApproved: Set<string>;
+}
+
+export interface FakeCodexOptions {
+  /** Reads `initialize` but never answers it, like a child stuck in its handshake (FAKE_CODEX_SILENT_INIT=1). */
+  silentInit?: boolean;
+}
+
+/** One fake process's state, shared by its handlers. */
+interface FakeServer {
+  readonly io: FakeCodexIo;
+  readonly threads: FakeThreadStore;
+  readonly options: FakeCodexOptions;
+  initialized: boolean;
+  nextServerId: number;
+  /** Our own requests to the client, by id as a string, until it answers. */
+  readonly awaitingClient: Map<string, (answer: ClientAnswer) => void>;
+  readonly loaded: Map<string, LoadedThread>;
+  /** The running turn of each thread. */
+  readonly active: Map<string, ActiveTurn>;
+  /** Threads whose `overloaded` turn was already refused once. */
+  readonly overloadedOnce: Set<string>;
+}
+
+type Handler = (fake: FakeServer, id: Id, params: Record<string, unknown>) => void;
+
 const codes = { invalidRequest: -32600, methodNotFound: -32601, parseError: -32700, overloaded: -32001 };
 
-export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore): { receive(line: string): void } {
-  let initialized = false;
-  let nextServerId = 1;
-  const awaitingClient = new Map<string, (answer: ClientAnswer) => void>();
-  const loaded = new Map<string, { cwd: string; sessionApproved: Set<string> }>();
-  const active = new Map<string, ActiveTurn>();
-  const overloadedOnce = new Set<string>();
-
-  const send = (message: object) => io.write(JSON.stringify(message));
-  const reply = (id: Id, result: unknown) => send({ id, result });
-  const fail = (id: Id, code: number, message: string) => send({ id, error: { code, message } });
-  const notify = (method: string, params: Record<string, unknown>) => send({ method, params });
-
-  const requestClient = (method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ClientAnswer | 'aborted'> => {
-    const id = nextServerId++;
-    const answered = new Promise<ClientAnswer>((resolve) => awaitingClient.set(String(id), resolve));
-    send({ id, method, params });
-    const aborted = new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
-    });
-    return Promise.race([answered, aborted]);
+export function createFakeCodexServer(io: FakeCodexIo, threads: FakeThreadStore, options: FakeCodexOptions = {}): { receive(line: string): void } {
+  const fake: FakeServer = {
+    io,
+    threads,
+    options,
+    initialized: false,
+    nextServerId: 1,
+    awaitingClient: new Map(),
+    loaded: new Map(),
+    active: new Map(),
+    overloadedOnce: new Set(),
   };
+  return { receive: (line) => receiveLine(fake, line) };
+}
 
-  const runTurn = async (threadId: string, turnId: string, text: string, abort: AbortController) => {
-    const thread = loaded.get(threadId) as { cwd: string; sessionApproved: Set<string> };
-    notify('turn/started', { threadId, turn: { id: turnId, items: [], status: 'inProgress', error: null } });
-    const userItem = { type: 'userMessage', id: `item_${randomUUID().slice(0, 8)}`, content: [{ type: 'text', text }] };
-    notify('item/started', { threadId, turnId, item: userItem, startedAtMs: Date.now() });
-    notify('item/completed', { threadId, turnId, item: userItem, completedAtMs: Date.now() });
-    const context: FakeTurnContext = {
-      threadId,
-      turnId,
-      cwd: thread.cwd,
-      signal: abort.signal,
-      sessionApproved: thread.sessionApproved,
-      notify,
-      request: (method, params) => requestClient(method, params, abort.signal),
-      exit: io.exit,
-    };
-    let end: FakeTurnEnd;
-    try {
-      end = await runFakeScript(context, text);
-    } catch (error) {
-      end = { status: 'failed', message: `the fake's script threw: ${String(error)}` };
-    }
-    if (abort.signal.aborted) end = { status: 'interrupted' };
-    active.delete(threadId);
-    threads.countTurn(threadId);
-    notify('thread/tokenUsage/updated', { threadId, turnId, tokenUsage: { total: { totalTokens: 42 }, last: { totalTokens: 42 } } });
-    const error = end.status === 'failed' ? { message: end.message } : null;
-    notify('turn/completed', { threadId, turn: { id: turnId, items: [], status: end.status, error } });
-  };
+const send = (fake: FakeServer, message: object) => fake.io.write(JSON.stringify(message));
+const reply = (fake: FakeServer, id: Id, result: unknown) => send(fake, { id, result });
+const fail = (fake: FakeServer, id: Id, code: number, message: string) => send(fake, { id, error: { code, message } });
+const notify = (fake: FakeServer, method: string, params: Record<string, unknown>) => send(fake, { method, params });
 
-  const handlers: Record<string, (id: Id, params: Record<string, unknown>) => void> = {
-    'thread/start': (id, params) => {
-      const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
-      const threadId = threads.create(cwd);
-      loaded.set(threadId, { cwd, sessionApproved: new Set() });
-      const thread = { id: threadId, preview: '', modelProvider: 'fake', createdAt: Math.floor(Date.now() / 1000), status: { type: 'idle' } };
-      reply(id, { thread, model: 'fake-codex', cwd, approvalPolicy: params.approvalPolicy ?? null, sandbox: params.sandbox ?? null });
-      notify('thread/started', { thread });
-    },
-    'thread/resume': (id, params) => {
-      const threadId = typeof params.threadId === 'string' ? params.threadId : '';
-      if (!loaded.has(threadId) && !threads.exists(threadId)) return fail(id, codes.invalidRequest, `no thread ${threadId}`);
-      const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
-      if (!loaded.has(threadId)) loaded.set(threadId, { cwd, sessionApproved: new Set() });
-      reply(id, { thread: { id: threadId, preview: '', modelProvider: 'fake', status: { type: 'idle' } }, model: 'fake-codex' });
-    },
-    'turn/start': (id, params) => {
-      const threadId = typeof params.threadId === 'string' ? params.threadId : '';
-      if (!loaded.has(threadId)) return fail(id, codes.invalidRequest, `thread ${threadId} is not loaded`);
-      if (active.has(threadId)) return fail(id, codes.invalidRequest, 'a turn is already running on this thread');
-      const text = textOf(params.input);
-      const last = (text.trim().split('\n').pop() ?? '').trim();
-      if (last === 'overloaded-always' || (last === 'overloaded' && !overloadedOnce.has(threadId))) {
-        overloadedOnce.add(threadId);
-        return fail(id, codes.overloaded, 'Server overloaded; retry later.');
-      }
-      const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf' };
-      active.set(threadId, turn);
-      reply(id, { turn: { id: turn.turnId, status: 'inProgress', items: [], error: null } });
-      void runTurn(threadId, turn.turnId, text, turn.abort);
-    },
-    'turn/interrupt': (id, params) => {
-      const turn = active.get(typeof params.threadId === 'string' ? params.threadId : '');
-      if (!turn || turn.turnId !== params.turnId) return fail(id, codes.invalidRequest, 'no such running turn');
-      reply(id, {});
-      if (!turn.deaf) turn.abort.abort();
-    },
-  };
+/** One line from the client: a request, a notification, or an answer to one of our requests. */
+function receiveLine(fake: FakeServer, line: string): void {
+  if (line.trim() === '') return;
+  let message: Incoming;
+  try {
+    message = JSON.parse(line) as Incoming;
+  } catch {
+    fake.io.record({ unparsable: line });
+    return send(fake, { id: null, error: { code: codes.parseError, message: 'Parse error' } });
+  }
+  fake.io.record(message);
+  if (typeof message !== 'object' || message === null) return;
+  const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
+  const hasId = message.id !== undefined && message.id !== null;
+  if (typeof message.method === 'string' && hasId) return answerRequest(fake, message.id as Id, message.method, params);
+  if (typeof message.method === 'string') return; // notifications (`initialized`) need no answer
+  if (hasId) {
+    const resolve = fake.awaitingClient.get(String(message.id));
+    fake.awaitingClient.delete(String(message.id));
+    resolve?.({ result: message.result, ...(message.error ? { error: message.error } : {}) });
+  }
+}
 
-  const onRequest = (id: Id, method: string, params: Record<string, unknown>) => {
-    if (method === 'initialize') {
-      if (initialized) return fail(id, codes.invalidRequest, 'Already initialized');
-      initialized = true;
-      return reply(id, { userAgent: 'fake-codex/0.1.0', codexHome: '/nonexistent/fake-codex-home', platformFamily: 'unix', platformOs: process.platform });
-    }
-    if (!initialized) return fail(id, codes.invalidRequest, 'Not initialized');
-    const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
-    if (!handler) return fail(id, codes.methodNotFound, `unknown method ${method}`);
-    handler(id, params);
-  };
+/** Like Codex: `initialize` first and once, then the handlers; -32601 for a method it does not serve. */
+function answerRequest(fake: FakeServer, id: Id, method: string, params: Record<string, unknown>): void {
+  if (method === 'initialize') return answerInitialize(fake, id);
+  if (!fake.initialized) return fail(fake, id, codes.invalidRequest, 'Not initialized');
+  const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
+  if (!handler) return fail(fake, id, codes.methodNotFound, `unknown method ${method}`);
+  handler(fake, id, params);
+}
 
-  return {
-    receive(line) {
-      if (line.trim() === '') return;
-      let message: Incoming;
-      try {
-        message = JSON.parse(line) as Incoming;
-      } catch {
-        io.record({ unparsable: line });
-        return send({ id: null, error: { code: codes.parseError, message: 'Parse error' } });
-      }
-      io.record(message);
-      if (typeof message !== 'object' || message === null) return;
-      const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
-      const hasId = message.id !== undefined && message.id !== null;
-      if (typeof message.method === 'string' && hasId) return onRequest(message.id as Id, message.method, params);
-      if (typeof message.method === 'string') return; // notifications (`initialized`) need no answer
-      if (hasId) {
-        const resolve = awaitingClient.get(String(message.id));
-        awaitingClient.delete(String(message.id));
-        resolve?.({ result: message.result, ...(message.error ? { error: message.error } : {}) });
-      }
-    },
+function answerInitialize(fake: FakeServer, id: Id): void {
+  // The runtime's tests need a child that hangs in its handshake; the request is still logged.
+  if (fake.options.silentInit) return;
+  if (fake.initialized) return fail(fake, id, codes.invalidRequest, 'Already initialized');
+  fake.initialized = true;
+  reply(fake, id, { userAgent: 'fake-codex/0.1.0', codexHome: '/nonexistent/fake-codex-home', platformFamily: 'unix', platformOs: process.platform });
+}
+
+const startThread: Handler = (fake, id, params) => {
+  const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
+  const threadId = fake.threads.create(cwd);
+  fake.loaded.set(threadId, { cwd, sessionApproved: new Set() });
+  const thread = { id: threadId, preview: '', modelProvider: 'fake', createdAt: Math.floor(Date.now() / 1000), status: { type: 'idle' } };
+  reply(fake, id, { thread, model: 'fake-codex', cwd, approvalPolicy: params.approvalPolicy ?? null, sandbox: params.sandbox ?? null });
+  notify(fake, 'thread/started', { thread });
+};
+
+const resumeThread: Handler = (fake, id, params) => {
+  const threadId = typeof params.threadId === 'string' ? params.threadId : '';
+  if (!fake.loaded.has(threadId) && !fake.threads.exists(threadId)) return fail(fake, id, codes.invalidRequest, `no thread ${threadId}`);
+  const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
+  if (!fake.loaded.has(threadId)) fake.loaded.set(threadId, { cwd, sessionApproved: new Set() });
+  reply(fake, id, { thread: { id: threadId, preview: '', modelProvider: 'fake', status: { type: 'idle' } }, model: 'fake-codex' });
+};
+
+const startTurn: Handler = (fake, id, params) => {
+  const threadId = typeof params.threadId === 'string' ? params.threadId : '';
+  if (!fake.loaded.has(threadId)) return fail(fake, id, codes.invalidRequest, `thread ${threadId} is not loaded`);
+  if (fake.active.has(threadId)) return fail(fake, id, codes.invalidRequest, 'a turn is already running on this thread');
+  const text = textOf(params.input);
+  const last = (text.trim().split('\n').pop() ?? '').trim();
+  if (last === 'overloaded-always' || (last === 'overloaded' && !fake.overloadedOnce.has(threadId))) {
+    fake.overloadedOnce.add(threadId);
+    return fail(fake, id, codes.overloaded, 'Server overloaded; retry later.');
+  }
+  const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf' };
+  fake.active.set(threadId, turn);
+  reply(fake, id, { turn: { id: turn.turnId, status: 'inProgress', items: [], error: null } });
+  void runTurn(fake, threadId, turn, text);
+};
+
+const interruptTurn: Handler = (fake, id, params) => {
+  const turn = fake.active.get(typeof params.threadId === 'string' ? params.threadId : '');
+  if (!turn || turn.turnId !== params.turnId) return fail(fake, id, codes.invalidRequest, 'no such running turn');
+  reply(fake, id, {});
+  if (!turn.deaf) turn.abort.abort();
+};
+
+const handlers: Record<string, Handler> = {
+  'thread/start': startThread,
+  'thread/resume': resumeThread,
+  'turn/start': startTurn,
+  'turn/interrupt': interruptTurn,
+};
+
+/** A turn as Codex sends it: started, the user's item, the script's items, token usage, completed. */
+async function runTurn(fake: FakeServer, threadId: string, turn: ActiveTurn, text: string): Promise<void> {
+  const { turnId, abort } = turn;
+  const thread = fake.loaded.get(threadId) as LoadedThread;
+  notify(fake, 'turn/started', { threadId, turn: { id: turnId, items: [], status: 'inProgress', error: null } });
+  const userItem = { type: 'userMessage', id: `item_${randomUUID().slice(0, 8)}`, content: [{ type: 'text', text }] };
+  notify(fake, 'item/started', { threadId, turnId, item: userItem, startedAtMs: Date.now() });
+  notify(fake, 'item/completed', { threadId, turnId, item: userItem, completedAtMs: Date.now() });
+  const context: FakeTurnContext = {
+    threadId,
+    turnId,
+    cwd: thread.cwd,
+    signal: abort.signal,
+    sessionApproved: thread.sessionApproved,
+    notify: (method, params) => notify(fake, method, params),
+    request: (method, params) => requestClient(fake, method, params, abort.signal),
+    exit: fake.io.exit,
   };
+  const end = await runScriptSafely(context, text);
+  finishTurn(fake, threadId, turnId, abort.signal.aborted ? { status: 'interrupted' } : end);
+}
+
+/** The script's end; a script that throws fails the turn instead of the fake. */
+async function runScriptSafely(context: FakeTurnContext, text: string): Promise<FakeTurnEnd> {
+  try {
+    return await runFakeScript(context, text);
+  } catch (error) {
+    return { status: 'failed', message: `the fake's script threw: ${String(error)}` };
+  }
+}
+
+function finishTurn(fake: FakeServer, threadId: string, turnId: string, end: FakeTurnEnd): void {
+  fake.active.delete(threadId);
+  fake.threads.countTurn(threadId);
+  notify(fake, 'thread/tokenUsage/updated', { threadId, turnId, tokenUsage: { total: { totalTokens: 42 }, last: { totalTokens: 42 } } });
+  const error = end.status === 'failed' ? { message: end.message } : null;
+  notify(fake, 'turn/completed', { threadId, turn: { id: turnId, items: [], status: end.status, error } });
+}
+
+/** A request to the client: its answer, or 'aborted' as soon as the turn is interrupted. */
+function requestClient(fake: FakeServer, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ClientAnswer | 'aborted'> {
+  const id = fake.nextServerId++;
+  const answered = new Promise<ClientAnswer>((resolve) => fake.awaitingClient.set(String(id), resolve));
+  send(fake, { id, method, params });
+  const aborted = new Promise<'aborted'>((resolve) => {
+    if (signal.aborted) resolve('aborted');
+    signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+  });
+  return Promise.race([answered, aborted]);
 }
 
 /** The text of a turn's input items, joined. */

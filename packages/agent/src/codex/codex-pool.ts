@@ -22,6 +22,21 @@ interface PooledChild {
 
 const clientInfo = { name: 'switchboard', title: 'Switchboard chat gateway', version: '0.1.0' };
 
+/** What the pool's steps share: its options with their defaults filled in, and its children. */
+interface PoolState {
+  readonly options: CodexPoolOptions;
+  readonly logger: Logger;
+  readonly closeGraceMs: number;
+  readonly retry: OverloadRetry;
+  /** The command split into argv; null when CODEX_COMMAND cannot be split. */
+  readonly argv: string[] | null;
+  readonly children: Map<number, PooledChild>;
+  closing: boolean;
+}
+
+/** A child to run the turn on, or why there is none (already a turn's result). */
+type AcquiredChild = PooledChild | { failure: RunTurnResult };
+
 /**
  * Codex app-server children for one worker (docs/codex.md, "The pool"): one
  * per active conversation, reused between its turns, closed after `idleMs`
@@ -29,95 +44,117 @@ const clientInfo = { name: 'switchboard', title: 'Switchboard chat gateway', ver
  * conversation's next turn spawns a fresh one.
  */
 export function createCodexPool(options: CodexPoolOptions): CodexPool {
-  const children = new Map<number, PooledChild>();
-  const logger = options.logger;
-  const closeGraceMs = options.closeGraceMs ?? 2000;
-  const retry = options.overloadRetry ?? defaultOverloadRetry;
-  const argv = splitCommandLine(options.command);
-  let closing = false;
-
-  const discard = (child: PooledChild): Promise<void> => {
-    clearTimeout(child.idleTimer);
-    if (children.get(child.conversationId) === child) children.delete(child.conversationId);
-    return child.connection.close(closeGraceMs);
+  const pool: PoolState = {
+    options,
+    logger: options.logger,
+    closeGraceMs: options.closeGraceMs ?? 2000,
+    retry: options.overloadRetry ?? defaultOverloadRetry,
+    argv: splitCommandLine(options.command),
+    children: new Map(),
+    closing: false,
   };
-
-  /** A child for the conversation: its live one, or a new one (after closing the least recently used idle child at the cap). */
-  const childFor = async (conversationId: number): Promise<PooledChild | { failure: RunTurnResult }> => {
-    const existing = children.get(conversationId);
-    if (existing?.connection.isOpen) return existing;
-    if (existing) await discard(existing);
-    if (!argv) return { failure: failed('RUNTIME_CRASHED', 'CODEX_COMMAND is empty or has an unterminated quote') };
-    if (children.size >= options.maxChildren) {
-      const idle = [...children.values()].filter((child) => !child.busy).sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
-      if (!idle) {
-        return { failure: failed('MODEL_RATE_LIMITED', `this worker's Codex capacity is full (${options.maxChildren} children busy); try again shortly`) };
-      }
-      logger.info({ conversationId: idle.conversationId }, 'codex pool at its cap: closing the least recently used idle child');
-      void discard(idle);
-    }
-    const child = spawnChild(conversationId, argv, options, logger, retry);
-    children.set(conversationId, child);
-    // A child that dies between turns leaves the pool at once, so `size` counts live children.
-    void child.connection.closed.then(() => {
-      if (!child.busy && children.get(conversationId) === child) void discard(child);
-    });
-    return child;
-  };
-
-  const runTurn = async (conversationId: number, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> => {
-    if (closing) return failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)', request.runtimeIds);
-    if (request.signal.aborted) return interrupted(request.runtimeIds);
-    const found = await childFor(conversationId);
-    if ('failure' in found) return { ...found.failure, ...(request.runtimeIds ? { runtimeIds: request.runtimeIds } : {}) };
-    const child = found;
-    if (child.busy) return failed('MODEL_FAILED', 'a Codex turn is already running for this conversation', request.runtimeIds);
-    child.busy = true;
-    clearTimeout(child.idleTimer);
-    try {
-      const ready = await readyUnlessAborted(child.ready, request.signal);
-      if (ready === 'aborted') {
-        // A child still not through `initialize` when the turn is stopped may be stuck: not kept for the next turn.
-        if (!child.initialized) void discard(child);
-        return interrupted(request.runtimeIds);
-      }
-      if (!ready) {
-        const reason = await child.connection.closed;
-        return failed('RUNTIME_CRASHED', `the Codex app-server could not be started (${reason})`, request.runtimeIds);
-      }
-      const context = { connection: child.connection, conversation, loadedThreads: child.loadedThreads, logger, retry };
-      return await runCodexTurn({ ...context, interruptTimeoutMs: options.interruptTimeoutMs ?? 5000, closeGraceMs }, request);
-    } finally {
-      child.busy = false;
-      child.lastUsedAt = Date.now();
-      if (!child.connection.isOpen) void discard(child);
-      else scheduleIdleClose(child);
-    }
-  };
-
-  const scheduleIdleClose = (child: PooledChild): void => {
-    child.idleTimer = setTimeout(() => {
-      if (child.busy) return;
-      logger.info({ conversationId: child.conversationId, idleMs: options.idleMs }, 'codex child idle: closing it');
-      void discard(child);
-    }, options.idleMs);
-    // An idle child must not keep the worker process alive on its own.
-    child.idleTimer.unref();
-  };
-
   return {
     runtimeFor: (conversationId, conversation) => ({
       fixedRequestText: '',
-      runTurn: (request) => runTurn(conversationId, conversation, request),
+      runTurn: (request) => runPooledTurn(pool, conversationId, conversation, request),
     }),
     async close() {
-      closing = true;
-      await Promise.all([...children.values()].map(discard));
+      pool.closing = true;
+      await Promise.all([...pool.children.values()].map((child) => discardChild(pool, child)));
     },
     get size() {
-      return children.size;
+      return pool.children.size;
     },
   };
+}
+
+/** One turn: refused early when the pool is closing or the turn is already stopped, else run on the conversation's child. */
+async function runPooledTurn(pool: PoolState, conversationId: number, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> {
+  if (pool.closing) return failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)', request.runtimeIds);
+  if (request.signal.aborted) return interrupted(request.runtimeIds);
+  const found = await acquireChild(pool, conversationId);
+  if ('failure' in found) return { ...found.failure, ...(request.runtimeIds ? { runtimeIds: request.runtimeIds } : {}) };
+  const child = found;
+  if (child.busy) return failed('MODEL_FAILED', 'a Codex turn is already running for this conversation', request.runtimeIds);
+  child.busy = true;
+  clearTimeout(child.idleTimer);
+  try {
+    return await runOnChild(pool, child, conversation, request);
+  } finally {
+    releaseChild(pool, child);
+  }
+}
+
+/** The turn on a child the caller marked busy: waits for its handshake (or the abort), then runs the turn. */
+async function runOnChild(pool: PoolState, child: PooledChild, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> {
+  const ready = await readyUnlessAborted(child.ready, request.signal);
+  if (ready === 'aborted') {
+    // A child still not through `initialize` when the turn is stopped may be stuck: not kept for the next turn.
+    if (!child.initialized) void discardChild(pool, child);
+    return interrupted(request.runtimeIds);
+  }
+  if (!ready) {
+    const reason = await child.connection.closed;
+    return failed('RUNTIME_CRASHED', `the Codex app-server could not be started (${reason})`, request.runtimeIds);
+  }
+  const { logger, retry, closeGraceMs } = pool;
+  const context = { connection: child.connection, conversation, loadedThreads: child.loadedThreads, logger, retry };
+  return await runCodexTurn({ ...context, interruptTimeoutMs: pool.options.interruptTimeoutMs ?? 5000, closeGraceMs }, request);
+}
+
+/** After a turn: a child that closed leaves the pool, a live one waits for the next turn until `idleMs`. */
+function releaseChild(pool: PoolState, child: PooledChild): void {
+  child.busy = false;
+  child.lastUsedAt = Date.now();
+  if (!child.connection.isOpen) void discardChild(pool, child);
+  else scheduleIdleClose(pool, child);
+}
+
+/** A child for the conversation: its live one, or a new one (after closing the least recently used idle child at the cap). */
+async function acquireChild(pool: PoolState, conversationId: number): Promise<AcquiredChild> {
+  const existing = pool.children.get(conversationId);
+  if (existing?.connection.isOpen) return existing;
+  if (existing) await discardChild(pool, existing);
+  if (!pool.argv) return { failure: failed('RUNTIME_CRASHED', 'CODEX_COMMAND is empty or has an unterminated quote') };
+  const full = makeRoomAtCap(pool);
+  if (full) return full;
+  const child = spawnChild(conversationId, pool.argv, pool.options, pool.logger, pool.retry);
+  pool.children.set(conversationId, child);
+  // A child that dies between turns leaves the pool at once, so `size` counts live children.
+  void child.connection.closed.then(() => {
+    if (!child.busy && pool.children.get(conversationId) === child) void discardChild(pool, child);
+  });
+  return child;
+}
+
+/** At the cap, closes the least recently used idle child; with every child busy, the retryable refusal. */
+function makeRoomAtCap(pool: PoolState): { failure: RunTurnResult } | undefined {
+  const { children, options, logger } = pool;
+  if (children.size < options.maxChildren) return undefined;
+  const idle = [...children.values()].filter((child) => !child.busy).sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+  if (!idle) {
+    return { failure: failed('MODEL_RATE_LIMITED', `this worker's Codex capacity is full (${options.maxChildren} children busy); try again shortly`) };
+  }
+  logger.info({ conversationId: idle.conversationId }, 'codex pool at its cap: closing the least recently used idle child');
+  void discardChild(pool, idle);
+  return undefined;
+}
+
+/** Takes the child out of the pool (if it is still the conversation's) and closes it. */
+function discardChild(pool: PoolState, child: PooledChild): Promise<void> {
+  clearTimeout(child.idleTimer);
+  if (pool.children.get(child.conversationId) === child) pool.children.delete(child.conversationId);
+  return child.connection.close(pool.closeGraceMs);
+}
+
+function scheduleIdleClose(pool: PoolState, child: PooledChild): void {
+  child.idleTimer = setTimeout(() => {
+    if (child.busy) return;
+    pool.logger.info({ conversationId: child.conversationId, idleMs: pool.options.idleMs }, 'codex child idle: closing it');
+    void discardChild(pool, child);
+  }, pool.options.idleMs);
+  // An idle child must not keep the worker process alive on its own.
+  child.idleTimer.unref();
 }
 
 function spawnChild(conversationId: number, argv: string[], options: CodexPoolOptions, logger: Logger, retry: OverloadRetry): PooledChild {

@@ -23,6 +23,7 @@ export const envelopeSchema = z
     error: rpcErrorSchema.optional(),
   })
   .passthrough();
+export type RpcEnvelope = z.infer<typeof envelopeSchema>;
 
 /** JSON-RPC codes we send or read. */
 export const rpcCodes = {

@@ -3,13 +3,18 @@ import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { markWorkerStatus, registerWorker } from './worker-registry.ts';
-import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput } from './turn-store.ts';
+import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
 // Issue 16, defects 2 and 7: a worker that lost the conversation commits nothing,
 // and neither a turn nor a suspension happens behind the current holder's back.
 const db = useTestDbClient({ max: 6 });
 const threshold = 3;
+/** Core's staleTurnRule(10_000), spelled out: packages/db does not depend on core (sql-rules.test.ts checks the two agree). */
+const settleRule: StaleTurnRule = {
+  liveStatus: 'running', maxHeartbeatAgeMs: 10_000,
+  cutOff: { status: 'failed', error: 'cut_off_by_restart' }, superseded: { status: 'interrupted', error: 'lease_lost' },
+};
 
 async function newConversation(chatId: string, userId = 'u1') {
   const stored = await storeInboundEvent(db.client.db, {
@@ -54,7 +59,7 @@ describe('the fenced commit', () => {
     await registerWorker(db.client.db, { id: 'alive-a', hostname: 'h', pid: 1 });
     const stale = await begin(ids, 'alive-a');
     // The new holder finds A's turn running; A is alive (a Redis failover, not a crash): superseded, no restart.
-    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 0, superseded: 1 });
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, settleRule)).toEqual({ cutOff: 0, superseded: 1 });
     const current = await begin(ids, 'holder-b');
     expect((await commitTurn(db.client.db, reply(ids, current, 'answer from B'))).kind).toBe('committed');
     expect(await commitTurn(db.client.db, reply(ids, stale, 'answer from A'))).toEqual({ kind: 'stale' });
@@ -66,7 +71,7 @@ describe('the fenced commit', () => {
   it('refuses a turn that was cut off by a restart: never both cut off and completed', async () => {
     const ids = await newConversation('302');
     const turnId = await begin(ids, 'dead-worker'); // never registered: no heartbeat, so dead
-    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 1, superseded: 0 });
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, settleRule)).toEqual({ cutOff: 1, superseded: 0 });
     expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
     expect(await stored(ids.conversationId)).toMatchObject({ messages: [], outbox: [], turns: ['failed+cut'], restart_count: 1 });
     expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
@@ -90,7 +95,7 @@ describe('the fenced commit', () => {
       chatId: '352', threadId: '', userScope: '', userId: 'u1', text: '/stop', replyTarget: { chat_id: 352 }, refuseAtPending: null,
     });
     const cut = await begin(other, 'dead-worker-352');
-    await settleRunningTurn(db.client.db, other.conversationId, 10_000);
+    await settleRunningTurn(db.client.db, other.conversationId, settleRule);
     expect(await commitTurn(db.client.db, { ...reply(other, cut, 'x'), status: 'cancelled', replies: [], stoppedByEventId: stop2.inboundEventId })).toEqual({ kind: 'stale' });
     const [untouched] = await db.client.db.$client<{ turn_id: string | null }[]>`select turn_id from inbound_events where id = ${stop2.inboundEventId}`;
     expect(untouched?.turn_id).toBeNull();
@@ -111,7 +116,7 @@ describe('the fenced commit', () => {
     await registerWorker(db.client.db, { id: 'stopping-d', hostname: 'h', pid: 1 });
     await markWorkerStatus(db.client.db, 'stopping-d', 'stopping');
     await begin(ids, 'stopping-d');
-    expect(await settleRunningTurn(db.client.db, ids.conversationId, 10_000)).toEqual({ cutOff: 1, superseded: 0 });
+    expect(await settleRunningTurn(db.client.db, ids.conversationId, settleRule)).toEqual({ cutOff: 1, superseded: 0 });
     expect(await stored(ids.conversationId)).toMatchObject({ turns: ['failed+cut'], restart_count: 1 });
   });
 
@@ -139,7 +144,7 @@ describe('the restart threshold', () => {
     const ids = await newConversation('305');
     await begin(ids, 'w1');
     expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'occupied' });
-    await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
     await db.client.db.$client`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
     expect(await beginTurn(db.client.db, beginArgs(ids, 'w2'))).toEqual({ kind: 'restart_loop' });
   });
@@ -151,7 +156,7 @@ describe('the restart threshold', () => {
     await db.client.db.$client`update conversations set restart_count = ${threshold} where id = ${ids.conversationId}`;
     expect((await suspendRestartLoops(db.client.db, threshold)).map((s) => s.conversationId)).not.toContain(ids.conversationId);
     expect((await stored(ids.conversationId)).status).toBe('active');
-    await settleRunningTurn(db.client.db, ids.conversationId, 10_000);
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
     expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
     expect(await stored(ids.conversationId)).toMatchObject({ status: 'suspended', restart_count: 0 });
     const [held] = await db.client.db.$client<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;

@@ -128,3 +128,10 @@ function isAddressOrCidr(entry: string): boolean {
 
 /** ADMIN_COOKIE_SECURE: `auto` marks the admin session cookie `Secure` when the client's scheme is https (through TRUST_PROXY behind a proxy). */
 export const adminCookieSecure = z.enum(['auto', 'always', 'never']).default('auto');
+
+/** Comma-separated user keys as turns and approvals name users: `platform:account:user` (e.g. `telegram:123456:42`). */
+export const userKeyList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(telegram|slack|discord):[^:\s,]+:[^:\s,]+$/, 'must be comma-separated platform:account:user keys (telegram|slack|discord)')));

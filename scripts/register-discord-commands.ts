@@ -25,6 +25,12 @@ const commands = [
     options: [{ type: 3, name: 'mode', description: 'The busy mode', required: false, choices: busyInputModes.map((mode) => ({ name: mode, value: mode })) }],
   },
   { name: 'compact', description: 'Summarise older messages now' },
+  {
+    name: 'approve',
+    description: 'Approve what the assistant asked to do (the question’s buttons do the same)',
+    options: [{ type: 3, name: 'scope', description: 'session: approve the same kind of action for the rest of the session', required: false, choices: [{ name: 'session', value: 'session' }] }],
+  },
+  { name: 'deny', description: 'Refuse what the assistant asked to do' },
   { name: 'help', description: 'List the commands' },
 ];
 

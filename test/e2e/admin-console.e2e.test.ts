@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenEnv, aliceToken } from '../support/admin-client.ts';
+import { adminRequest, adminTokenEnv, aliceToken } from '../support/admin-client.ts';
 import { TestSystem } from '../support/system.ts';
 
 /** Debian's chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. */
@@ -71,6 +71,17 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     await row.click();
     await waitForText('#transcript', /echo: hello console/);
     expect(await page.textContent('#detail-status')).toBe('active');
+
+    // A question the turn put to the chat user shows in the transcript with its outcome (docs/codex.md, "Approvals in chat").
+    await system.sql`
+      insert into approvals (conversation_id, turn_id, token, kind, summary, detail, asked_of_user_key, status, decided_by_user_key, decided_via, expires_at, decided_at)
+      select c.id, t.id, 'console-token-1', 'command', 'run make build', 'make build in /work/app', 'telegram:123456:9501', 'approved', 'telegram:123456:9501', 'button', now(), now()
+      from conversations c join turns t on t.conversation_id = c.id where c.chat_id = '9501' order by t.id desc limit 1`;
+    await row.click();
+    await waitForText('#transcript .approval', /run make build[\s\S]*approved by telegram:123456:9501 via button/);
+    const [conversation] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = '9501'`;
+    const transcript = await adminRequest<{ approvals: { summary: string; status: string; decidedVia: string }[] }>(system.gateway.url, 'GET', `/admin/conversations/${conversation!.id}/transcript`);
+    expect(transcript.body.approvals).toEqual([expect.objectContaining({ summary: 'run make build', status: 'approved', decidedVia: 'button' })]);
 
     await page.click('button[data-action="suspend"]');
     await waitForText('#detail-status', 'suspended (operator)');

@@ -11,6 +11,7 @@ import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
 import { createHistoryCache } from '../../apps/worker/src/history-cache.ts';
 import { createDeferredConversations } from '../../apps/worker/src/deferred-conversations.ts';
 import { createHeartbeatHealth } from '../../apps/worker/src/heartbeat-health.ts';
+import { createApprovalWaiters } from '../../apps/worker/src/approvals/approval-waiters.ts';
 import type { LeaseManager } from '../../apps/worker/src/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     deferred: createDeferredConversations(),
     wake: unused('queue'),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
+    approvalWaiters: createApprovalWaiters(),
     closing: false,
   };
   try {

@@ -1,3 +1,4 @@
+import { Api } from 'grammy';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
@@ -53,7 +54,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   registerHealthRoutes(app, deps);
   const ingress = createIngressDeps(deps.config, { db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, countRejected: metrics.countInboundRejected });
   if (deps.telegram && deps.config.TELEGRAM_WEBHOOK_SECRET) {
-    registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram });
+    // Answers button presses inside the webhook request: a short timeout, so an unreachable Bot API never holds Telegram's delivery.
+    const api = new Api(deps.config.TELEGRAM_BOT_TOKEN ?? '', { apiRoot: deps.config.TELEGRAM_API_ROOT.replace(/\/+$/, ''), timeoutSeconds: 5 });
+    registerTelegramWebhook(app, ingress, { secret: deps.config.TELEGRAM_WEBHOOK_SECRET, context: deps.telegram, api });
   }
   if (deps.config.SLACK_SIGNING_SECRET) {
     await registerSlackEvents(app, ingress, { signingSecret: deps.config.SLACK_SIGNING_SECRET, context: deps.slack ?? {} });

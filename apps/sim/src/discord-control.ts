@@ -61,6 +61,8 @@ const interactionSchema = z
     ping: z.boolean().optional(),
     id: snowflake.optional(),
     url: z.string().url().optional(),
+    /** Press a button under the bot's message (by custom_id or label) instead of running a slash command. */
+    component: z.object({ message_id: snowflake, custom_id: z.string().min(1).optional(), label: z.string().min(1).optional() }).strict().optional(),
   })
   .strict();
 

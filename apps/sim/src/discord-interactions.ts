@@ -3,6 +3,8 @@ import type { DiscordSentRecord } from './discord-types.ts';
 import type { EventHub } from './event-hub.ts';
 import { elapsed, parseAnswer } from './outbound-answer.ts';
 import { postToGateway } from './outbound-post.ts';
+import { toMessage } from './discord-rest.ts';
+import { SimError } from './errors.ts';
 
 export interface InteractionInput {
   name?: string;
@@ -16,6 +18,8 @@ export interface InteractionInput {
   ping?: boolean;
   id?: string;
   url?: string;
+  /** A press of a button under the bot's message (type 3, MESSAGE_COMPONENT) instead of a slash command. */
+  component?: { message_id: string; custom_id?: string; label?: string };
 }
 
 export interface InteractionResult {
@@ -39,15 +43,27 @@ const answerTimeoutMs = 3000;
 export async function sendInteraction(store: DiscordStore, hub: EventHub, url: string, input: InteractionInput, shutdown: AbortSignal): Promise<InteractionResult> {
   const id = input.id ?? store.nextId();
   const token = `sim-interaction-${id}-${Math.random().toString(36).slice(2, 10)}`;
-  const type = input.ping ? 1 : 2;
+  const type = input.ping ? 1 : input.component ? 3 : 2;
   const inGuild = input.guild_id !== undefined;
   const user = { id: input.user.id, username: input.user.username, discriminator: '0', global_name: input.user.username, avatar: null };
+  const pressed = input.component ? findPressed(store, input.channel_id, input.component) : undefined;
   const payload = {
     id,
     application_id: store.applicationId,
     type,
     token,
     version: 1,
+    ...(pressed
+      ? {
+          data: { custom_id: pressed.customId, component_type: 2 },
+          message: toMessage(store, pressed.record),
+          channel_id: input.channel_id,
+          channel: { id: input.channel_id, type: inGuild ? 0 : 1 },
+          ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: input.member_roles ?? [], permissions: '0' } } : { user }),
+          app_permissions: '0',
+          locale: 'en-US',
+        }
+      : {}),
     ...(type === 2
       ? {
           data: {
@@ -86,8 +102,31 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
     result = { interaction: { id, token, type }, status: 0, body: null, ackMs: elapsed(startedAt), error: error instanceof Error ? error.message : String(error) };
   }
   if (type === 2 && result.status === 200) noteAnswer(store, token, result.body);
+  if (pressed && result.status === 200) noteComponentAnswer(store, pressed.record, input.channel_id, id, result.body);
   hub.publish('discord.interaction', result);
   return result;
+}
+
+/** The bot's message and the pressed button's custom_id, by custom_id or label. */
+function findPressed(store: DiscordStore, channelId: string, component: NonNullable<InteractionInput['component']>): { record: DiscordSentRecord; customId: string } {
+  const record = store.sentTo(channelId).find((r) => r.id === component.message_id);
+  const buttons = (record?.components ?? []).flatMap((row) => ((row as { components?: unknown[] }).components ?? []) as { custom_id?: string; label?: string }[]);
+  const button = buttons.find((b) => (component.custom_id !== undefined ? b.custom_id === component.custom_id : b.label === component.label));
+  if (!record || !button?.custom_id) throw new SimError('SIM_NO_SUCH_BUTTON', `no such button on message ${component.message_id}`, 404);
+  return { record, customId: button.custom_id };
+}
+
+/** Type 7 rewrites the pressed message (its components too); type 4 with flag 64 is a line only the presser sees. */
+function noteComponentAnswer(store: DiscordStore, record: DiscordSentRecord, channelId: string, interactionId: string, answer: unknown): void {
+  const response = answer as { type?: unknown; data?: { content?: unknown; components?: unknown; flags?: unknown } } | null;
+  if (response?.type === 7) {
+    if (Array.isArray(response.data?.components)) record.components = response.data.components;
+    if (typeof response.data?.content === 'string') store.recordEdit(record, response.data.content);
+  }
+  if (response?.type === 4 && typeof response.data?.content === 'string') {
+    const ephemeral = typeof response.data.flags === 'number' && (response.data.flags & 64) !== 0;
+    store.recordSent({ id: store.nextId(), channel_id: channelId, content: response.data.content, interaction_id: interactionId, ...(ephemeral ? { ephemeral: true as const } : {}), sentAt: Date.now() });
+  }
 }
 
 function noteAnswer(store: DiscordStore, token: string, answer: unknown): void {

@@ -116,12 +116,25 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
       content: body.content,
       ...(body.nonce !== undefined ? { nonce: body.nonce } : {}),
       ...(reference ? { message_reference: { ...reference, channel_id: reference.channel_id ?? channelId } } : {}),
+      ...(body.components ? { components: body.components } : {}),
       sentAt: Date.now(),
     };
     store.recordSent(record);
     const message = toMessage(store, record);
     store.rememberMessage(message);
     return message;
+  });
+
+  // Edit Message: only the bot's own messages; `components` replaces the buttons (an empty list removes them).
+  app.patch<{ Params: { channelId: string; messageId: string } }>('/channels/:channelId/messages/:messageId', async (request, reply) => {
+    const major = (r: FastifyRequest) => (r.params as { channelId: string }).channelId;
+    if (await guard(request, reply, { auth: true, fault: 'messages', bucket: 'channels/messages/edit', major })) return reply;
+    const record = store.sentTo(request.params.channelId).find((r) => r.id === request.params.messageId);
+    if (!record) throw new DiscordApiError(404, 10008, 'Unknown Message');
+    const body = readMessageBody(request.body);
+    if (body.components) record.components = body.components;
+    store.recordEdit(record, body.content);
+    return toMessage(store, record);
   });
 
   app.post<{ Params: { channelId: string } }>('/channels/:channelId/typing', async (request, reply) => {
@@ -205,6 +218,7 @@ function findInteraction(store: DiscordStore, params: { appId: string; token: st
 
 interface MessageBody {
   content: string;
+  components?: unknown[];
   nonce?: string | number;
   enforce_nonce?: boolean;
   message_reference?: DiscordMessageReference;
@@ -229,12 +243,27 @@ function readMessageBody(raw: unknown): MessageBody {
   if (reference !== undefined && reference !== null && (typeof reference !== 'object' || Array.isArray(reference))) {
     throw invalidForm('message_reference', 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
   }
+  const components = readComponents(body.components);
   return {
     content,
+    ...(components ? { components } : {}),
     ...(nonce !== undefined && nonce !== null ? { nonce: nonce as string | number } : {}),
     ...(body.enforce_nonce === true ? { enforce_nonce: true } : {}),
     ...(reference ? { message_reference: normaliseReference(reference as Record<string, unknown>) } : {}),
   };
+}
+
+/** Action rows of buttons; a custom_id is 1-100 characters (Discord message components docs). */
+function readComponents(raw: unknown): unknown[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) throw invalidForm('components', 'BASE_TYPE_BAD_TYPE', 'Must be an array.');
+  for (const row of raw as { components?: { custom_id?: unknown }[] }[]) {
+    for (const component of row.components ?? []) {
+      const id = component.custom_id;
+      if (id !== undefined && (typeof id !== 'string' || id.length < 1 || id.length > 100)) throw invalidForm('components', 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+    }
+  }
+  return raw;
 }
 
 function normaliseReference(reference: Record<string, unknown>): DiscordMessageReference {
@@ -254,7 +283,7 @@ function invalidForm(field: string, code: string, message: string): DiscordApiEr
   return new DiscordApiError(400, 50035, 'Invalid Form Body', { [field]: { _errors: [{ code, message }] } });
 }
 
-function toMessage(store: DiscordStore, record: DiscordSentRecord): DiscordMessage {
+export function toMessage(store: DiscordStore, record: DiscordSentRecord): DiscordMessage {
   return {
     id: record.id,
     channel_id: record.channel_id,
@@ -272,6 +301,7 @@ function toMessage(store: DiscordStore, record: DiscordSentRecord): DiscordMessa
     type: record.message_reference ? 19 : record.interaction_id ? 20 : 0,
     ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
     ...(record.message_reference ? { message_reference: record.message_reference } : {}),
+    ...(record.components ? { components: record.components } : {}),
     ...(record.followup ? { webhook_id: store.applicationId, application_id: store.applicationId } : {}),
   };
 }

@@ -43,6 +43,7 @@ export interface DiscordMessage {
   channel_type?: number;
   webhook_id?: string;
   application_id?: string;
+  components?: unknown[];
 }
 
 /** What the control API reports for every message the bot made, in order. */
@@ -57,6 +58,10 @@ export interface DiscordSentRecord {
   /** The interaction's original response (`PATCH …/messages/@original` or a type 4 answer). */
   original?: boolean;
   interaction_id?: string;
+  /** Action rows of buttons, as sent (Discord message components); an edit with `components: []` removes them. */
+  components?: unknown[];
+  /** An interaction answer only the presser sees (flags 64). */
+  ephemeral?: true;
   sentAt: number;
   editedAt?: number;
   edits?: number;

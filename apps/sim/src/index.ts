@@ -15,6 +15,7 @@ import { registerCompletions } from './model-completions.ts';
 import { registerModelControl } from './model-control.ts';
 import { ModelRequestStore } from './model-requests.ts';
 import { ModelScriptRunner } from './model-script.ts';
+import { registerSlackButtons } from './slack-buttons.ts';
 import { registerSlackControl } from './slack-control.ts';
 import { SlackStore } from './slack-store.ts';
 import { registerSlackWebApi } from './slack-web-api.ts';
@@ -139,6 +140,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   await app.register(async (scope) => {
     await registerTelegramControl(scope, { store: telegram, hub: events, shutdown: shutdown.signal });
     await registerSlackControl(scope, { store: slack, hub: events, shutdown: shutdown.signal });
+    await registerSlackButtons(scope, { store: slack, hub: events, shutdown: shutdown.signal });
     await registerModelControl(scope, { script, requests, hub: events, shutdown: shutdown.signal });
     await registerDiscordControl(scope, { store: discord, gateway: discordGateway, hub: events, shutdown: shutdown.signal });
     await registerEventStream(scope, events, shutdown.signal);

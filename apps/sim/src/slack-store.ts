@@ -22,10 +22,13 @@ export class SlackStore {
   requestUrl: string | undefined;
   sent: SlackSentRecord[] = [];
   faults: SlackFault[] = [];
+  /** What the app posted to the response_url of button presses. */
+  responses: { response_id: string; body: unknown; at: number }[] = [];
 
   private readonly sentByChannel = new Map<string, SlackSentRecord[]>();
   private lastTsMicros = 0;
   private nextEventNumber = Date.now() * 100;
+  private nextResponseId = 1;
 
   constructor(
     options: SlackOptions,
@@ -49,6 +52,15 @@ export class SlackStore {
   /** `Ev` + fixed-width base 36, so ids also sort in the order they were made. */
   takeEventId(): string {
     return `Ev${(this.nextEventNumber++).toString(36).toUpperCase().padStart(11, '0')}`;
+  }
+
+  takeResponseId(): string {
+    return `R${this.nextResponseId++}`;
+  }
+
+  /** The Interactivity Request URL: the gateway serves it beside the events URL. */
+  interactionsUrl(): string | undefined {
+    return this.requestUrl?.replace(/\/events$/, '/interactions');
   }
 
   recordSent(record: SlackSentRecord): void {
@@ -87,6 +99,7 @@ export class SlackStore {
   reset(): void {
     this.sent = [];
     this.faults = [];
+    this.responses = [];
     this.sentByChannel.clear();
   }
 }

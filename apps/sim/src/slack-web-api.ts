@@ -100,7 +100,7 @@ function postMessage(store: SlackStore, params: Params): Record<string, unknown>
   const channel = readString(params, 'channel');
   if (!channel) throw new SlackApiError('channel_not_found');
   const text = readString(params, 'text') ?? '';
-  const blocks = params.blocks ?? params.attachments;
+  const blocks = readJsonParam(params.blocks ?? params.attachments);
   if (text === '' && blocks === undefined) throw new SlackApiError('no_text');
   const threadTs = readString(params, 'thread_ts');
   if (threadTs !== undefined && threadTs !== '' && !tsPattern.test(threadTs)) throw new SlackApiError('invalid_thread_ts');
@@ -130,6 +130,7 @@ function updateMessage(store: SlackStore, params: Params): Record<string, unknow
   if (text === '' && params.blocks === undefined) throw new SlackApiError('no_text');
   const editedAt = Date.now();
   record.text = text.slice(0, maxTextLength);
+  if (params.blocks !== undefined) record.blocks = readJsonParam(params.blocks);
   record.editedAt = editedAt;
   record.edits = [...(record.edits ?? []), { text: record.text, editedAt }];
   store.recordEdit(record);
@@ -174,4 +175,14 @@ function readString(params: Params, name: string): string | undefined {
 function readBoolean(params: Params, name: string): boolean {
   const value = params[name];
   return value === true || value === 'true' || value === '1' || value === 1;
+}
+
+/** Form-encoded calls carry arrays (blocks) as JSON text, as @slack/web-api sends them; JSON bodies carry them as they are. */
+function readJsonParam(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new SlackApiError('invalid_blocks_format');
+  }
 }

@@ -6,7 +6,8 @@ import { simEventName, type EventHub } from './event-hub.ts';
 import { normaliseChatId, readIntQuery, watchClient } from './http-helpers.ts';
 import { parseBody } from './parse-body.ts';
 import type { TelegramStore } from './telegram-store.ts';
-import type { SentRecord } from './telegram-types.ts';
+import { buildCallbackUpdate, pressSchema } from './telegram-buttons.ts';
+import { TelegramApiError, type SentRecord, type TelegramUpdate } from './telegram-types.ts';
 import { buildMessageUpdate, inboundMessageSchema } from './telegram-updates.ts';
 import { deliverUpdate, prepareDelivery, redeliver } from './telegram-webhook.ts';
 import { registerMethodFaultRoutes } from './method-faults.ts';
@@ -27,16 +28,15 @@ type Query = Record<string, unknown>;
 export async function registerTelegramControl(app: FastifyInstance, deps: TelegramControlDeps): Promise<void> {
   const { store, hub, shutdown } = deps;
 
-  app.post('/control/telegram/updates', async (request) => {
-    const input = parseBody(inboundMessageSchema, request.body);
-    const update = buildMessageUpdate(store, input);
+  /** Delivers like Telegram: to the webhook when one is set, else queued for getUpdates. */
+  const send = async (update: TelegramUpdate, secretToken: string | null | undefined) => {
     const url = store.webhook.url;
     if (url === undefined) {
       store.enqueue(update);
       return { update, delivered: false, queued: true };
     }
     hub.publish('telegram.update', { update, queued: false });
-    const result = await deliverUpdate(store, hub, url, prepareDelivery(store, update, input.secret_token), shutdown);
+    const result = await deliverUpdate(store, hub, url, prepareDelivery(store, update, secretToken), shutdown);
     return {
       update,
       delivered: result.status >= 200 && result.status < 300,
@@ -46,7 +46,29 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
       postedAt: result.postedAt,
       ...(result.error ? { error: result.error } : {}),
     };
+  };
+
+  app.post('/control/telegram/updates', async (request) => {
+    const input = parseBody(inboundMessageSchema, request.body);
+    return send(buildMessageUpdate(store, input), input.secret_token);
   });
+
+  // A user presses an inline button under one of the bot's messages: a callback_query update, delivered like messages.
+  app.post('/control/telegram/press', async (request) => {
+    const input = parseBody(pressSchema, request.body);
+    let update: TelegramUpdate;
+    try {
+      update = buildCallbackUpdate(store, input);
+    } catch (error) {
+      if (error instanceof TelegramApiError) throw new SimError('SIM_NO_SUCH_BUTTON', error.description, 404);
+      throw error;
+    }
+    const sent = await send(update, input.secret_token);
+    const id = update.callback_query?.id;
+    return { ...sent, answer: store.callbackAnswers.find((answer) => answer.callback_query_id === id) ?? null };
+  });
+
+  app.get('/control/telegram/callback-answers', async () => store.callbackAnswers);
 
   app.post('/control/telegram/redeliver', async (request) => {
     const { update_id: updateId } = parseBody(redeliverSchema, request.body ?? {});

@@ -1,3 +1,4 @@
+import { answerCallbackQuery, checkInlineKeyboard } from './telegram-buttons.ts';
 import { MarkupError, isParseMode, renderPlainText, type ParseMode } from './telegram-markup.ts';
 import { preciseNow } from './precise-clock.ts';
 import { readBoolean, readChatId, readOptionalInt, readOptionalObject, readOptionalString, type Params } from './telegram-params.ts';
@@ -87,6 +88,7 @@ function sendMessage({ store, params, token }: MethodContext): MethodOutcome {
     text: plain,
   };
   const markup = readOptionalObject(params, 'reply_markup');
+  checkInlineKeyboard(markup);
   if (markup) message.reply_markup = markup;
   store.rememberMessage(message);
 
@@ -97,6 +99,7 @@ function sendMessage({ store, params, token }: MethodContext): MethodOutcome {
     ...(parseMode ? { rawText: raw, parse_mode: parseMode } : {}),
     ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
     ...(replyTarget ? { reply_to_message_id: replyTarget.message_id } : {}),
+    ...(markup ? { reply_markup: markup } : {}),
     date,
     sentAt: preciseNow(),
   };
@@ -120,13 +123,18 @@ function editMessageText({ store, params, token }: MethodContext): MethodOutcome
   const message = store.findMessage(chatId, messageId);
   if (!message) throw badRequest('message to edit not found');
   if (message.from?.id !== store.botUser(token).id) throw badRequest("message can't be edited");
-  if (message.text === plain) {
+  // An edit without reply_markup removes the inline keyboard, as on Telegram.
+  const markup = readOptionalObject(params, 'reply_markup');
+  checkInlineKeyboard(markup);
+  if (message.text === plain && JSON.stringify(message.reply_markup) === JSON.stringify(markup)) {
     throw badRequest(
       'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
     );
   }
   message.text = plain;
   message.edit_date = nowSeconds();
+  if (markup) message.reply_markup = markup;
+  else delete message.reply_markup;
 
   const record = store.findSent(chatId, messageId);
   if (record) {
@@ -135,6 +143,8 @@ function editMessageText({ store, params, token }: MethodContext): MethodOutcome
     if (parseMode) record.rawText = raw;
     else delete record.rawText;
     record.editedAt = editedAt;
+    if (markup) record.reply_markup = markup;
+    else delete record.reply_markup;
     record.edits = [...(record.edits ?? []), { text: plain, ...(parseMode ? { rawText: raw } : {}), editedAt }];
     store.recordEdit(record);
   }
@@ -202,4 +212,5 @@ export const basicMethods: ReadonlyMap<string, MethodHandler> = new Map<string, 
   ['setwebhook', setWebhook],
   ['deletewebhook', deleteWebhook],
   ['getwebhookinfo', getWebhookInfo],
+  ['answercallbackquery', answerCallbackQuery],
 ]);

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { EventHub } from './event-hub.ts';
 import type {
+  CallbackAnswerRecord,
   ChatActionRecord,
   ChatType,
   PendingDelivery,
@@ -49,12 +50,16 @@ export class TelegramStore {
   sent: SentRecord[] = [];
   actions: ChatActionRecord[] = [];
   faults: TelegramFault[] = [];
+  /** answerCallbackQuery calls, in order. */
+  callbackAnswers: CallbackAnswerRecord[] = [];
   /** The long-poll currently entitled to answer getUpdates; a newer call ends it with 409. */
   activePoll: AbortController | undefined;
 
   private readonly chats = new Map<string, ChatState>();
   private readonly sentByChat = new Map<string, SentRecord[]>();
   private nextUpdateId = 100_000_000 + randomInt(0, 800_000_000);
+  private nextCallbackQueryId = randomInt(1, 1_000_000_000);
+  private readonly openCallbackQueries = new Set<string>();
 
   constructor(
     options: TelegramOptions,
@@ -83,6 +88,23 @@ export class TelegramStore {
     if (requested === undefined) return this.nextUpdateId++;
     this.nextUpdateId = Math.max(this.nextUpdateId, requested + 1);
     return requested;
+  }
+
+  /** A callback query id, open until answered once. */
+  takeCallbackQueryId(): string {
+    const id = String(this.nextCallbackQueryId++);
+    this.openCallbackQueries.add(id);
+    return id;
+  }
+
+  hasCallbackQuery(id: string): boolean {
+    return this.openCallbackQueries.has(id);
+  }
+
+  recordCallbackAnswer(answer: CallbackAnswerRecord): void {
+    this.openCallbackQueries.delete(answer.callback_query_id);
+    this.callbackAnswers.push(answer);
+    this.hub.publish('telegram.callback_answer', answer);
   }
 
   /** Finds or creates a chat, letting a later, more specific description refine it. */
@@ -204,6 +226,8 @@ export class TelegramStore {
     this.sent = [];
     this.actions = [];
     this.faults = [];
+    this.callbackAnswers = [];
+    this.openCallbackQueries.clear();
     this.sentByChat.clear();
     for (const state of this.chats.values()) state.messages.clear();
   }

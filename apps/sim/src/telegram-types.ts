@@ -49,9 +49,26 @@ export interface TelegramMessage {
   reply_markup?: unknown;
 }
 
+export interface TelegramCallbackQuery {
+  id: string;
+  from: TelegramUser;
+  message?: TelegramMessage;
+  chat_instance: string;
+  data?: string;
+}
+
 export interface TelegramUpdate {
   update_id: number;
   message?: TelegramMessage;
+  callback_query?: TelegramCallbackQuery;
+}
+
+/** An answerCallbackQuery the bot made. */
+export interface CallbackAnswerRecord {
+  callback_query_id: string;
+  text?: string;
+  show_alert: boolean;
+  at: number;
 }
 
 /** What the control API reports for each message the bot sent. */
@@ -65,6 +82,8 @@ export interface SentRecord {
   message_thread_id?: number;
   reply_to_message_id?: number;
   parse_mode?: string;
+  /** The message's buttons (InlineKeyboardMarkup) as sent; removed by an edit without reply_markup. */
+  reply_markup?: unknown;
   date: number;
   sentAt: number;
   editedAt?: number;

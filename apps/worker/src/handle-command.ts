@@ -1,4 +1,4 @@
-import { busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
+import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
 import { commitTurn, ensureCurrentSession, loadSession, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -10,6 +10,7 @@ export const helpText = [
   '/status: session, message count, token estimate, busy mode',
   `/busy <${busyInputModes.join('|')}>: what happens when you write while I am working`,
   '/compact: summarise older messages now',
+  '/approve, /approve session, /deny: answer a question I asked before running something',
   '/help: this list',
   'In Slack threads, use ! instead of / (for example !stop).',
 ].join('\n');
@@ -94,6 +95,11 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       reply = compactReplies[result.outcome](result.summarisedMessages ?? 0);
       break;
     }
+    case 'approve':
+    case 'deny':
+      // Answers are decided at ingress and stored done (docs/codex.md, "Approvals in chat"); one that reaches a worker found no question then.
+      reply = approvalReplies.nothingPending;
+      break;
     default:
       // `help`, and text that is no longer a command (unknown words go to the model): the list never hurts.
       reply = helpText;

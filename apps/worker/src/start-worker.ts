@@ -10,6 +10,7 @@ import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, 
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
+import { createApprovalWaiters, subscribeApprovalWaiters } from './approvals/approval-waiters.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHeartbeatHealth } from './heartbeat-health.ts';
@@ -137,6 +138,7 @@ async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redi
     },
     () => log.warn('ignored a malformed conversation signal'),
   );
+  await subscribeApprovalWaiters(subscriber, config.REDIS_PREFIX, ctx.approvalWaiters, log);
   return subscriber;
 }
 
@@ -186,6 +188,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     deferred: createDeferredConversations(),
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
+    approvalWaiters: createApprovalWaiters(),
     closing: false,
   };
 }

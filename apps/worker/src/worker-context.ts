@@ -6,6 +6,7 @@ import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
 import type { ActiveTurn } from './active-turn.ts';
+import type { ApprovalWaiters } from './approvals/approval-waiters.ts';
 import type { DeferredConversations } from './deferred-conversations.ts';
 import type { HeartbeatHealth } from './heartbeat-health.ts';
 import type { HistoryCache } from './history-cache.ts';
@@ -46,6 +47,8 @@ export interface WorkerContext {
   deferred: DeferredConversations;
   /** Adds a wake-up job for a conversation (resolves once added). */
   wake(conversationId: number, reason: 'deferred' | 'dead_worker'): Promise<void>;
+  /** Turns waiting on a question to the chat user hear the gateway's approval signals here (approvals/). */
+  approvalWaiters: ApprovalWaiters;
   /** Set on shutdown: no new turn starts. */
   closing: boolean;
 }

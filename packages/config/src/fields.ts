@@ -152,3 +152,10 @@ export const directory = (fallback: string) =>
     .min(1, 'must not be empty')
     .default(fallback)
     .transform((value) => resolve(value));
+
+/** Comma-separated user keys as turns and approvals name users: `platform:account:user` (e.g. `telegram:123456:42`). */
+export const userKeyList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(telegram|slack|discord):[^:\s,]+:[^:\s,]+$/, 'must be comma-separated platform:account:user keys (telegram|slack|discord)')));

@@ -19,6 +19,7 @@ import {
   telegramToken,
   trustProxy,
   url,
+  userKeyList,
 } from './fields.ts';
 import { describeShape } from './meanings.ts';
 
@@ -52,6 +53,8 @@ const shared = {
   SLACK_MESSAGE_LIMIT: positiveInt(4000),
   /** Input waiting behind a running turn, per conversation, before new input is refused with a notice. */
   MAX_QUEUED_INPUT: positiveInt(32),
+  /** Users (`platform:account:user`) who may answer any approval question besides the user who asked (docs/codex.md, "Approvals in chat"). */
+  APPROVERS: userKeyList,
 };
 
 /**
@@ -167,7 +170,10 @@ export const workerEnvSchema = z
       /** The runtime of conversations that name none (docs/codex.md); an operator sets one per conversation through the admin API. */
       AGENT_RUNTIME: agentRuntime,
       ...codexSettings,
-      APPROVAL_TIMEOUT_SECONDS: positiveInt(300),
+      /** How long a question to the chat user waits for an answer before it is declined (fail closed). */
+      APPROVAL_TIMEOUT_SECONDS: intInRange(300, 1, 86_400),
+      /** on: every approval a runtime asks is granted without asking (non-interactive use only). */
+      CODEX_AUTO_APPROVE: z.enum(['on', 'off']).default('off'),
       SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
       /**
        * How long a conversation's lease outlives its last renewal (renewed every

@@ -1,7 +1,7 @@
 import type { BusyInputModeName } from './busy-mode.ts';
 import { busyInputModes } from './busy-mode.ts';
 
-export const chatCommandNames = ['new', 'reset', 'stop', 'status', 'busy', 'compact', 'help'] as const;
+export const chatCommandNames = ['new', 'reset', 'stop', 'status', 'busy', 'compact', 'help', 'approve', 'deny'] as const;
 export type ChatCommandName = (typeof chatCommandNames)[number];
 
 export type ChatCommand =

@@ -1,6 +1,23 @@
 export { apiOnlyNotes } from './api-only-notes.ts';
 export { busyInputModes, planNextWork, shouldInterrupt, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
 export {
+  approvalButtons,
+  approvalChoiceOfCommand,
+  approvalChoices,
+  approvalReplies,
+  encodeApprovalPayload,
+  isApprovalCommand,
+  mayAnswerApproval,
+  parseApprovalPayload,
+  renderAnsweredQuestion,
+  renderApprovalDecision,
+  renderApprovalQuestion,
+  renderNotAllowed,
+  userKeyOf,
+  type ApprovalChoice,
+  type ApprovalQuestionText,
+} from './approvals.ts';
+export {
   chatCommandNames,
   classifySignal,
   isCommandForAnotherBot,

@@ -4,4 +4,4 @@ export { signatureMaxAgeMs } from './signature-window.ts';
 export * from './discord/index.ts';
 export * from './slack/index.ts';
 export * from './telegram/index.ts';
-export type { InboundMessage, ParseResult, PlatformSender, SentMessage } from './types.ts';
+export type { ButtonPress, ChoiceButton, InboundMessage, ParseResult, PlatformSender, SentMessage } from './types.ts';

@@ -15,7 +15,29 @@ export interface InboundMessage {
   replyTarget: Record<string, unknown>;
 }
 
-export type ParseResult = { kind: 'message'; message: InboundMessage } | { kind: 'ignored'; reason: string };
+/**
+ * A press of one of the bot's buttons (an approval question's Approve / Deny):
+ * not input for a turn, decided where it arrives (docs/codex.md, "Approvals in chat").
+ */
+export interface ButtonPress {
+  platform: Platform;
+  /** Same account id as the platform's messages (Telegram bot id, Slack team id, Discord application id). */
+  accountId: string;
+  userId: string;
+  /** What the button carries (callback_data, the action's value, custom_id). */
+  payload: string;
+  /** How to answer the press: Telegram `{callbackQueryId}`, Slack `{responseUrl}`; Discord answers in the HTTP response. */
+  answer: Record<string, unknown>;
+}
+
+export type ParseResult = { kind: 'message'; message: InboundMessage } | { kind: 'button'; press: ButtonPress } | { kind: 'ignored'; reason: string };
+
+/** A button under a message; `payload` comes back in the press. */
+export interface ChoiceButton {
+  label: string;
+  payload: string;
+  style?: 'primary' | 'danger';
+}
 
 export interface SentMessage {
   platformMessageId: string;
@@ -31,4 +53,11 @@ export interface PlatformSender {
   /** `partIndex`: which part of a split reply this is (0 = first); senders that reply to or answer the user's message do so on part 0 only. */
   sendText(target: Record<string, unknown>, text: string, options?: { idempotencyKey?: string; partIndex?: number }): Promise<SentMessage>;
   sendTyping(target: Record<string, unknown>): Promise<void>;
+  /**
+   * Sends `text` with buttons under it (an approval question) as a message of
+   * its own: it never answers an interaction or replies to the user's message.
+   */
+  sendWithButtons?(target: Record<string, unknown>, text: string, buttons: readonly ChoiceButton[]): Promise<SentMessage>;
+  /** Replaces the text of a message the bot sent and removes its buttons (the question once answered). */
+  replaceText?(target: Record<string, unknown>, platformMessageId: string, text: string): Promise<void>;
 }

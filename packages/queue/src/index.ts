@@ -3,6 +3,7 @@ export { JobName, QueueName } from './names.ts';
 export { createRedisConnection, type RedisRole } from './redis-connection.ts';
 export { createTurnQueue, enqueueCompaction, enqueueWake, type TurnQueue } from './turn-queue.ts';
 export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';
+export { approvalSignalChannel, approvalSignalSchema, publishApprovalSignal, subscribeApprovalSignals, type ApprovalSignal } from './approval-signals.ts';
 export { eventsChannel, lifecycleEventTypes, publishLifecycleEvent, type LifecycleEvent, type LifecycleEventType } from './lifecycle-events.ts';
 export { conversationLeaseKey, createRedisLease, deriveTokenId, discordGatewayLeaseKey, releaseLeasesOfHolder, telegramPollerLeaseKey, type RedisLease } from './redis-lease.ts';
 export { runWhileLeased, type LeasedRun, type LeaseHold, type LeaseLoss, type RunWhileLeasedOptions } from './run-while-leased.ts';

@@ -110,9 +110,10 @@ function select(id) {
 }
 
 async function loadDetail(id) {
-  const [detail, transcript] = await Promise.all([
+  const [detail, transcript, asked] = await Promise.all([
     api('GET', `/admin/conversations/${id}`),
     api('GET', `/admin/conversations/${id}/transcript?order=desc&limit=200`),
+    api('GET', `/admin/conversations/${id}/approvals`),
   ]);
   const c = detail.conversation;
   $('detail').hidden = false;
@@ -133,17 +134,37 @@ async function loadDetail(id) {
   $('permission-profile').value = c.permissionProfile || '';
   // Offered only where the gateway allows it (CODEX_ALLOW_FULL_ACCESS); the API refuses it otherwise.
   $('permission-profile').querySelector('option[value="full-access"]').disabled = !detail.fullAccessAllowed;
-  const list = $('transcript');
-  list.replaceChildren();
-  for (const m of transcript.messages.slice().reverse()) {
-    const li = document.createElement('li');
-    const role = document.createElement('span');
-    role.className = 'role';
-    role.textContent = m.kind === 'summary' ? 'summary' : m.role + (m.toolName ? ` (${m.toolName})` : '');
-    li.append(role, document.createTextNode(m.content || (m.toolCalls ? m.toolCalls.map((t) => `${t.name}(${t.arguments})`).join(', ') : '')));
-    if (m.kind === 'summary') li.className = 'summary';
-    list.append(li);
-  }
+  const messages = transcript.messages.slice().reverse();
+  // Questions asked of the chat user sit in the transcript where they were asked (from the oldest message shown on).
+  const since = messages.length > 0 ? messages[0].createdAt : '';
+  const entries = [
+    ...messages.map((m) => ({ at: m.createdAt, node: renderMessage(m) })),
+    ...asked.approvals.filter((a) => a.askedAt >= since).map((a) => ({ at: a.askedAt, node: renderApproval(a) })),
+  ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  $('transcript').replaceChildren(...entries.map((entry) => entry.node));
+}
+
+function renderMessage(m) {
+  const li = document.createElement('li');
+  const role = document.createElement('span');
+  role.className = 'role';
+  role.textContent = m.kind === 'summary' ? 'summary' : m.role + (m.toolName ? ` (${m.toolName})` : '');
+  li.append(role, document.createTextNode(m.content || (m.toolCalls ? m.toolCalls.map((t) => `${t.name}(${t.arguments})`).join(', ') : '')));
+  if (m.kind === 'summary') li.className = 'summary';
+  return li;
+}
+
+function renderApproval(a) {
+  const li = document.createElement('li');
+  li.className = `approval approval-${a.status}`;
+  const role = document.createElement('span');
+  role.className = 'role';
+  role.textContent = `approval (${a.kind.replace('_', ' ')})`;
+  const decided = a.decidedAt
+    ? `${a.status.replaceAll('_', ' ')}${a.decidedByUserKey ? ` by ${a.decidedByUserKey}` : ''} via ${a.decidedVia} at ${new Date(a.decidedAt).toLocaleTimeString()}`
+    : `waiting for ${a.askedOfUserKey || 'an approver'} until ${new Date(a.expiresAt).toLocaleTimeString()}`;
+  li.append(role, document.createTextNode(`${a.summary}${a.detail ? `\n${a.detail}` : ''}\n→ ${decided}`));
+  return li;
 }
 
 async function runAction(action) {

@@ -99,7 +99,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
       return;
     }
     if (parsed.kind === 'skipped') {
-      log.debug({ reason: parsed.parsed.reason, s: event.s }, 'discord message ignored');
+      log.debug({ reason: parsed.parsed.kind === 'ignored' ? parsed.parsed.reason : parsed.parsed.kind, s: event.s }, 'discord message ignored');
       return;
     }
     const channelType = (event.d as { channel_type?: unknown }).channel_type;

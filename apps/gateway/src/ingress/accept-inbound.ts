@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
+import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
+import { answerApprovalCommand } from '../approvals/answer-approval.ts';
 import { admitInbound, type AdmissionDeps } from './admission.ts';
 import { classifyStoreError, type InvalidInputReason } from './classify-store-error.ts';
 
@@ -32,6 +33,8 @@ export class IngressError extends Error {
 
 export interface IngressDeps extends AdmissionDeps {
   db: Database;
+  /** APPROVERS: who may answer any approval question besides the user asked. */
+  approvers: readonly string[];
   queue: TurnQueue;
   /** Fail-fast connection used to publish signals to the worker running the conversation. */
   redis: Redis;
@@ -61,9 +64,11 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   // Parsed once, here: the command (or `text`, for plain text) is stored with the event so no later step reads the text again.
   const command = parseChatCommand(message.text);
   const signal = signalOfCommand(command);
-  // Only /stop skips the rate limit and the input cap: it must always work, and it makes the bot say one line at most.
-  const admission = await admitInbound(deps, message, signal === 'stop');
+  const isAnswer = command !== null && isApprovalCommand(command);
+  // Only /stop and approval answers skip the rate limit and the input cap: they must always work, and make the bot say one line at most.
+  const admission = await admitInbound(deps, message, signal === 'stop' || isAnswer);
   if (admission !== 'allow') return admission;
+  if (isAnswer) return answerApproval(deps, message, command);
   let stored;
   try {
     stored = await storeInboundEvent(deps.db, {
@@ -110,6 +115,19 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   return stored.duplicate ? 'duplicate' : 'accepted';
 }
 
+/** An approval answer is decided where it arrives: never turn input, never a signal to the running turn (docs/codex.md, "Approvals in chat"). */
+async function answerApproval(deps: IngressDeps, message: InboundMessage, command: NonNullable<ReturnType<typeof parseChatCommand>>): Promise<IngressOutcome> {
+  try {
+    return await answerApprovalCommand(deps, message, command);
+  } catch (error) {
+    const failure = classifyStoreError(error);
+    if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);
+    deps.log.warn({ code: 'INVALID_INPUT', platform: message.platform, reason: failure.reason, sqlState: failure.sqlState }, 'approval answer cannot be stored; acknowledged and dropped');
+    deps.countRejected?.(message.platform, failure.reason);
+    return 'invalid_input';
+  }
+}
+
 async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conversationId: number): Promise<void> {
   try {
     const queued = await queueOverflowNotice(deps.db, { conversationId, platform: message.platform, target: message.replyTarget, text: overflowNotice });
@@ -127,6 +145,7 @@ export function createIngressDeps(
 ): IngressDeps {
   return {
     ...clients,
+    approvers: config.APPROVERS,
     redisPrefix: config.REDIS_PREFIX,
     maxQueuedInput: config.MAX_QUEUED_INPUT,
     rateLimitPerMinute: config.USER_RATE_LIMIT_PER_MINUTE,

@@ -76,7 +76,7 @@ describe('registerDiscordInteractions', () => {
   });
 
   it('answers an unsupported interaction type with an ephemeral note', async () => {
-    const body = JSON.stringify({ id: '1', application_id: '2', type: 3, token: 't', channel_id: '4', user: { id: '3' } });
+    const body = JSON.stringify({ id: '1', application_id: '2', type: 5, token: 't', channel_id: '4', user: { id: '3' } });
     expect((await post(body, signedHeaders(body))).json()).toEqual({ type: 4, data: { content: 'This interaction is not supported.', flags: 64 } });
   });
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { parseDiscordInteraction, PlatformError, verifyDiscordSignature } from '@switchboard/platforms';
+import { answerDiscordPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
@@ -52,6 +53,14 @@ export async function registerDiscordInteractions(app: FastifyInstance, deps: In
           return reply.code(400).send({ ok: false, error: 'INVALID_PAYLOAD', message: ingested.error.message });
         case 'skipped':
           if (ingested.parsed.kind === 'ping') return { type: response.pong };
+          if (ingested.parsed.kind === 'button') {
+            try {
+              return await answerDiscordPress(deps, ingested.parsed.press);
+            } catch (err) {
+              request.log.error({ route: 'discord-interactions', err }, 'button press not answered');
+              return reply.code(503).send({ ok: false, error: 'STORE_FAILED' });
+            }
+          }
           request.log.info({ route: 'discord-interactions', reason: ingested.parsed.reason }, 'interaction not supported');
           return { type: response.channelMessage, data: { content: 'This interaction is not supported.', flags: ephemeral } };
         case 'accepted':

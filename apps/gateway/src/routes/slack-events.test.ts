@@ -75,9 +75,18 @@ describe('registerSlackEvents', () => {
     expect(response.body).toBe('');
   });
 
-  it('acknowledges signed interactivity without serving it, and refuses a form without a payload', async () => {
-    const interactivity = `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions' }))}`;
-    expect((await postForm(interactivity, signed(interactivity))).json()).toEqual({ ok: true, ignored: 'interactivity_unsupported' });
+  it('serves interactivity on its own URL and the events URL: verified like events, other interactions acknowledged, malformed ones refused', async () => {
+    const postInteraction = (body: string, headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: '/webhooks/slack/interactions', payload: body, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+    const shortcut = `payload=${encodeURIComponent(JSON.stringify({ type: 'shortcut', callback_id: 'x' }))}`;
+    for (const post of [postInteraction, postForm]) {
+      expect((await post(shortcut, signed(shortcut))).statusCode).toBe(200);
+      expect((await post(shortcut, signed(shortcut, { secret: 'not-the-secret' }))).statusCode).toBe(401);
+      const noUser = `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions', actions: [{ type: 'button', action_id: 'a', value: 'v' }] }))}`;
+      const malformed = await post(noUser, signed(noUser));
+      expect(malformed.statusCode).toBe(400);
+      expect(malformed.json()).toMatchObject({ ok: false, error: 'INVALID_PAYLOAD' });
+    }
     const empty = 'foo=bar';
     const response = await postForm(empty, signed(empty));
     expect(response.statusCode).toBe(400);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseSlackEvent, PlatformError, verifySlackSignature, type SlackParseContext } from '@switchboard/platforms';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
+import { handleSlackInteraction } from './slack-interactions.ts';
 
 export interface SlackRouteOptions {
   signingSecret: string;
@@ -19,6 +20,7 @@ export async function registerSlackEvents(app: FastifyInstance, deps: IngressDep
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     scope.post('/webhooks/slack/events', (request, reply) => handleSlackEvent(request, reply, deps, options));
+    scope.post('/webhooks/slack/interactions', (request, reply) => handleSlackInteraction(request, reply, deps, options));
   });
 }
 
@@ -39,6 +41,8 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
 
   // Slack's certificate check arrives unsigned and carries nothing to store.
   if (form?.get('ssl_check') === '1') return reply.code(200).send();
+  // Interactivity (buttons) posts a form with a JSON `payload`: served as on /webhooks/slack/interactions.
+  if (form?.has('payload')) return handleSlackInteraction(request, reply, deps, options);
 
   const verified = verifySlackSignature({
     signingSecret: options.signingSecret,
@@ -53,12 +57,7 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
 
   let body: unknown;
   try {
-    // Interactivity (buttons, shortcuts) posts a form with a JSON `payload`; only the Events API is served here.
-    if (form) {
-      if (!form.has('payload')) throw new PlatformError('INVALID_PAYLOAD', 'form body without payload');
-      JSON.parse(form.get('payload') as string);
-      return { ok: true, ignored: 'interactivity_unsupported' };
-    }
+    if (form) throw new PlatformError('INVALID_PAYLOAD', 'form body without payload');
     body = JSON.parse(raw.toString('utf8'));
   } catch (error) {
     request.log.warn({ route: 'slack', reason: (error as Error).message }, 'slack event rejected: malformed body');
@@ -76,7 +75,7 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
       request.log.warn({ route: 'slack', code: ingested.error.code, reason: ingested.error.message }, 'slack event rejected: malformed event');
       return reply.code(400).send({ ok: false, error: ingested.error.code, message: ingested.error.message });
     case 'skipped':
-      return { ok: true, ignored: ingested.parsed.reason };
+      return { ok: true, ignored: ingested.parsed.kind === 'ignored' ? ingested.parsed.reason : ingested.parsed.kind };
     case 'accepted':
       // A retry of a stored event is dropped by the shared dedupe on event_id; one never stored is processed like the first.
       if (retry.retryNum !== undefined) request.log.info({ route: 'slack', eventId: ingested.message.eventId, outcome: ingested.outcome, ...retry }, 'slack retry handled');

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Api } from 'grammy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@switchboard/logger';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
@@ -29,7 +30,7 @@ describe('registerTelegramWebhook', () => {
 
   beforeAll(async () => {
     app = Fastify();
-    registerTelegramWebhook(app, deps, { secret, context: { botId: '100', botUsername: 'sb_bot' } });
+    registerTelegramWebhook(app, deps, { secret, context: { botId: '100', botUsername: 'sb_bot' }, api: new Api('100:x', { apiRoot: 'http://127.0.0.1:9' }) });
     await app.ready();
   });
   afterAll(async () => {

@@ -1,11 +1,15 @@
 import type { FastifyInstance } from 'fastify';
+import type { Api } from 'grammy';
 import { equalsConstantTime, parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
+import { answerTelegramPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
 export interface TelegramRouteOptions {
   secret: string;
   context: TelegramParseContext;
+  /** Answers button presses (answerCallbackQuery). */
+  api: Api;
 }
 
 export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps, options: TelegramRouteOptions): void {
@@ -28,6 +32,15 @@ export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps,
           request.log.warn({ route: 'telegram', code: ingested.error.code, reason: ingested.error.message }, 'webhook rejected: malformed update');
           return reply.code(400).send({ ok: false, error: ingested.error.code, message: ingested.error.message });
         case 'skipped':
+          if (ingested.parsed.kind === 'button') {
+            try {
+              await answerTelegramPress(deps, options.api, ingested.parsed.press, deps.log);
+            } catch (err) {
+              request.log.error({ route: 'telegram', err }, 'button press not answered; Telegram will retry');
+              return reply.code(503).send({ ok: false, error: 'STORE_FAILED' });
+            }
+            return { ok: true, outcome: 'answered' };
+          }
           if (ingested.parsed.reason === telegramUnknownChatType) {
             // Acknowledged so Telegram stops re-delivering it; counted, since it means the Bot API has grown a chat type.
             request.log.warn({ route: 'telegram', reason: ingested.parsed.reason }, 'webhook update ignored: unknown chat type');

@@ -5,6 +5,7 @@ import { loadTelegramPollOffset, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisLease, deriveTokenId, runWhileLeased, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
+import { answerTelegramPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
@@ -61,7 +62,7 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
     let failures = 0;
     while (!stop.aborted && (await hold.confirm().catch(() => false))) {
       try {
-        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message'] }, stop as never);
+        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message', 'callback_query'] }, stop as never);
         for (const update of updates) {
           await handleUpdate(update);
           offset = update.update_id + 1;
@@ -84,6 +85,8 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
       case 'malformed':
         return log.warn({ code: ingested.error.code, reason: ingested.error.message }, 'telegram update ignored: malformed');
       case 'skipped':
+        // A button press: decided now; a failure (Postgres down) throws, so the poller does not move past it.
+        if (ingested.parsed.kind === 'button') return answerTelegramPress(options.ingress, api, ingested.parsed.press, log);
         if (ingested.parsed.reason === telegramUnknownChatType) {
           log.warn({ reason: ingested.parsed.reason }, 'telegram update ignored: unknown chat type');
           options.ingress.countRejected?.('telegram', ingested.parsed.reason);

@@ -136,6 +136,7 @@ const routes: readonly RouteShape[] = [
     ),
   },
   { method: 'GET', path: '/admin/conversations/{id}' },
+  { method: 'GET', path: '/admin/conversations/{id}/approvals' },
   {
     method: 'GET',
     path: '/admin/conversations/{id}/transcript',

@@ -58,3 +58,11 @@ describe('storeInboundEvent and the parsed command', () => {
     ]);
   });
 });
+
+describe('storeInboundEvent storeAs done', () => {
+  it('stores an approval answer done, never pending, and a re-delivery as its duplicate', async () => {
+    const first = await storeInboundEvent(db.client.db, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' });
+    expect(first).toMatchObject({ duplicate: false, status: 'done' });
+    expect(await storeInboundEvent(db.client.db, { ...event('Ev8', 'C8'), text: '/approve', command: 'approve', storeAs: 'done' })).toEqual({ ...first, duplicate: true });
+  });
+});

@@ -21,6 +21,8 @@ export interface InboundToStore {
    * null for input that must never be refused, such as /stop.
    */
   refuseAtPending: number | null;
+  /** `done`: stored only for dedupe and the record, never run (an approval answer, decided where it arrives). */
+  storeAs?: 'done';
 }
 
 /**
@@ -77,7 +79,8 @@ export async function storeInboundEvent(db: Database, event: InboundToStore, dea
     ), ins as (
       insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, command, reply_target, status)
       select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${event.command ?? null}, ${JSON.stringify(event.replyTarget)}::jsonb,
-        case when ${event.refuseAtPending}::int is not null and (select n from waiting) >= ${event.refuseAtPending}::int then 'refused' else 'pending' end
+        case when ${event.storeAs ?? null}::text = 'done' then 'done'
+          when ${event.refuseAtPending}::int is not null and (select n from waiting) >= ${event.refuseAtPending}::int then 'refused' else 'pending' end
       from conv
       on conflict (platform, account_id, event_id) do nothing
       returning id, conversation_id, status

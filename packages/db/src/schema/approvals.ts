@@ -8,7 +8,7 @@ export type ApprovalStatus = (typeof approvalStatuses)[number];
 /**
  * A question a runtime put to the chat user (run this command? change these
  * files?) and its answer, kept with the turn for the transcript and the audit
- * (docs/codex.md, "Approvals").
+ * (docs/codex.md, "Approvals in chat").
  */
 export const approvals = pgTable(
   'approvals',

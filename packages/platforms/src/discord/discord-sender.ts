@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest';
-import { Routes } from 'discord-api-types/v10';
+import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord-api-types/v10';
 import { PlatformError } from '../errors.ts';
-import type { PlatformSender, SentMessage } from '../types.ts';
+import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
 import { readDiscordReplyTarget } from './reply-target.ts';
 
 export interface DiscordSenderOptions {
@@ -100,6 +100,27 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         throw toPlatformError(error, 'create message');
       }
     },
+    async sendWithButtons(rawTarget, text, buttons): Promise<SentMessage> {
+      const target = readDiscordReplyTarget(rawTarget);
+      authorise();
+      try {
+        const message = (await rest.post(Routes.channelMessages(target.channelId), {
+          body: { content: text, allowed_mentions: { parse: [] }, components: [toActionRow(buttons)] },
+        })) as { id: string };
+        return { platformMessageId: String(message.id) };
+      } catch (error) {
+        throw toPlatformError(error, 'create message');
+      }
+    },
+    async replaceText(rawTarget, platformMessageId, text): Promise<void> {
+      const target = readDiscordReplyTarget(rawTarget);
+      authorise();
+      try {
+        await rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, components: [] } });
+      } catch (error) {
+        throw toPlatformError(error, 'edit message');
+      }
+    },
     async sendTyping(rawTarget): Promise<void> {
       const target = readDiscordReplyTarget(rawTarget);
       // A deferred interaction already shows "thinking…" until it is answered.
@@ -111,6 +132,19 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         throw toPlatformError(error, 'typing');
       }
     },
+  };
+}
+
+/** One action row of buttons; a press comes back as a MESSAGE_COMPONENT interaction carrying the custom_id (at most 100 characters). */
+function toActionRow(buttons: readonly ChoiceButton[]): APIActionRowComponent<APIButtonComponentWithCustomId> {
+  return {
+    type: ComponentType.ActionRow,
+    components: buttons.map((button) => ({
+      type: ComponentType.Button,
+      style: button.style === 'danger' ? ButtonStyle.Danger : button.style === 'primary' ? ButtonStyle.Primary : ButtonStyle.Secondary,
+      label: button.label,
+      custom_id: button.payload,
+    })),
   };
 }
 

@@ -37,7 +37,7 @@ describe('parseDiscordInteraction', () => {
   });
 
   it('leaves other interaction types unsupported and rejects malformed bodies', () => {
-    expect(parseDiscordInteraction({ ...base, type: 3, user, channel_id: '1' })).toEqual({ kind: 'unsupported', reason: 'interaction_type_3' });
+    expect(parseDiscordInteraction({ ...base, type: 4, user, channel_id: '1' })).toEqual({ kind: 'unsupported', reason: 'interaction_type_4' });
     for (const body of [null, {}, { ...base, type: 'x' }, { ...base, type: 2, user }, { ...base, type: 2, channel_id: '1', data: { name: 'new' } }]) {
       expect(() => parseDiscordInteraction(body)).toThrow(PlatformError);
     }

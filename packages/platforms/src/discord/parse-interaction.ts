@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
-import type { InboundMessage } from '../types.ts';
+import type { ButtonPress, InboundMessage } from '../types.ts';
 import { assertOptionDepth } from './option-depth.ts';
 
 const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake id');
@@ -36,7 +36,7 @@ const interactionSchema = z
     member: z.object({ user: userSchema, roles: z.array(snowflake).default([]) }).passthrough().optional(),
     user: userSchema.optional(),
     data: z
-      .object({ name: z.string().min(1), options: z.array(optionSchema).optional() })
+      .object({ name: z.string().min(1).optional(), custom_id: z.string().optional(), component_type: z.number().int().optional(), options: z.array(optionSchema).optional() })
       .passthrough()
       .optional(),
   })
@@ -50,10 +50,13 @@ export interface DiscordInteractionContext {
 export type DiscordInteractionParseResult =
   | { kind: 'ping' }
   | { kind: 'command'; name: string; message: InboundMessage }
+  | { kind: 'button'; press: ButtonPress }
   | { kind: 'unsupported'; reason: string };
 
-/** Interaction types (Discord interactions docs): 1 PING, 2 APPLICATION_COMMAND; the rest are not used. */
-const interactionType = { ping: 1, applicationCommand: 2 } as const;
+/** Interaction types (Discord interactions docs): 1 PING, 2 APPLICATION_COMMAND, 3 MESSAGE_COMPONENT; the rest are not used. */
+const interactionType = { ping: 1, applicationCommand: 2, messageComponent: 3 } as const;
+/** Component type 2: a button. */
+const buttonComponent = 2;
 
 /**
  * An interaction body → PING, a chat command as an inbound message, or the
@@ -76,10 +79,20 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
   }
   const interaction = parsed.data;
   if (interaction.type === interactionType.ping) return { kind: 'ping' };
-  if (interaction.type !== interactionType.applicationCommand) return { kind: 'unsupported', reason: `interaction_type_${interaction.type}` };
-  if (!interaction.data) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: data is required for a command');
+  if (interaction.type !== interactionType.applicationCommand && interaction.type !== interactionType.messageComponent) {
+    return { kind: 'unsupported', reason: `interaction_type_${interaction.type}` };
+  }
+  if (!interaction.data) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: data is required for a command or component');
   const user = interaction.member?.user ?? interaction.user;
   if (!user) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: member.user or user is required');
+  if (interaction.type === interactionType.messageComponent) {
+    const { custom_id: customId, component_type: componentType } = interaction.data;
+    if (componentType !== buttonComponent) return { kind: 'unsupported', reason: `component_type_${componentType ?? 'missing'}` };
+    if (!customId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: a button press without custom_id');
+    const accountId = context.applicationId ?? interaction.application_id;
+    return { kind: 'button', press: { platform: 'discord', accountId, userId: user.id, payload: customId, answer: {} } };
+  }
+  if (!interaction.data.name) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: data.name is required for a command');
   const channelId = interaction.channel_id ?? interaction.channel?.id;
   if (!channelId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: channel_id is required');
 

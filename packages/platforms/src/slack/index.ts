@@ -1,9 +1,11 @@
 export { escapeSlackText } from './escape-text.ts';
 export { parseSlackEvent, type SlackParseContext, type SlackReplyTarget } from './parse-event.ts';
+export { parseSlackInteraction } from './parse-interaction.ts';
 export {
   createSlackClient,
   createSlackSender,
   fetchSlackAuthInfo,
+  respondToSlackAction,
   type SlackAuthInfo,
   type SlackClientOptions,
   type SlackSenderOptions,

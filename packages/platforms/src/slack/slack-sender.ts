@@ -1,7 +1,7 @@
-import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { ErrorCode, LogLevel, WebClient, type Button, type KnownBlock } from '@slack/web-api';
 import { PlatformError } from '../errors.ts';
 import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
-import type { PlatformSender, SentMessage } from '../types.ts';
+import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
 import { readSlackReplyTarget } from './reply-target.ts';
 
 export interface SlackClientOptions {
@@ -72,8 +72,65 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
         throw toPlatformError('chat.postMessage', error);
       }
     },
+    async sendWithButtons(target, text, buttons): Promise<SentMessage> {
+      const t = readSlackReplyTarget(target);
+      try {
+        const result = await client.chat.postMessage({
+          channel: t.channel,
+          text: escapeSlackText(text),
+          blocks: [textBlock(text), { type: 'actions', block_id: 'switchboard_choices', elements: buttons.map(toSlackButton) }],
+          ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}),
+        });
+        if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
+        return { platformMessageId: result.ts };
+      } catch (error) {
+        throw toPlatformError('chat.postMessage', error);
+      }
+    },
+    async replaceText(target, platformMessageId, text): Promise<void> {
+      const t = readSlackReplyTarget(target);
+      try {
+        // The blocks are replaced too: the buttons go with them.
+        await client.chat.update({ channel: t.channel, ts: platformMessageId, text: escapeSlackText(text), blocks: [textBlock(text)] });
+      } catch (error) {
+        throw toPlatformError('chat.update', error);
+      }
+    },
     async sendTyping(): Promise<void> {},
   };
+}
+
+/** Slack caps a section's text at 3,000 characters. */
+const sectionTextLimit = 3000;
+
+function textBlock(text: string): KnownBlock {
+  const escaped = escapeSlackText(text);
+  return { type: 'section', text: { type: 'plain_text', text: escaped.length > sectionTextLimit ? `${escaped.slice(0, sectionTextLimit - 1)}…` : escaped, emoji: false } };
+}
+
+function toSlackButton(button: ChoiceButton): Button {
+  // action_id must be unique within the block: the payload is (it names the choice).
+  return { type: 'button', text: { type: 'plain_text', text: button.label }, action_id: button.payload, value: button.payload, ...(button.style ? { style: button.style } : {}) };
+}
+
+/**
+ * Answers a button press through its `response_url` (Slack interactivity docs):
+ * `replace` rewrites the message the button was on (the buttons go), else an
+ * ephemeral line only the presser sees. Valid 30 minutes, five uses.
+ */
+export async function respondToSlackAction(responseUrl: string, answer: { text: string; replace: boolean }, timeoutMs = 3000): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(responseUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(answer.replace ? { replace_original: true, text: escapeSlackText(answer.text) } : { response_type: 'ephemeral', replace_original: false, text: escapeSlackText(answer.text) }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw new PlatformError('UNAVAILABLE', 'slack response_url: network error', { cause: error });
+  }
+  if (!response.ok) throw new PlatformError(response.status >= 500 ? 'UNAVAILABLE' : 'REJECTED', `slack response_url: HTTP ${response.status}`);
 }
 
 /** `auth.test`: who the token belongs to, so the gateway can ignore the bot's own messages. */

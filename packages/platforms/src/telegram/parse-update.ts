@@ -20,7 +20,17 @@ const messageSchema = z
     reply_to_message: z.object({ message_id: z.number().int(), from: userSchema.optional() }).passthrough().optional(),
   })
   .passthrough();
-const updateSchema = z.object({ update_id: z.number().int().nonnegative(), message: messageSchema.optional() }).passthrough();
+const callbackQuerySchema = z
+  .object({
+    id: z.string().min(1),
+    from: userSchema,
+    data: z.string().optional(),
+    message: z.object({ message_id: z.number().int(), chat: chatSchema }).passthrough().optional(),
+  })
+  .passthrough();
+const updateSchema = z
+  .object({ update_id: z.number().int().nonnegative(), message: messageSchema.optional(), callback_query: callbackQuerySchema.optional() })
+  .passthrough();
 
 /** The ignore reason of an update from a chat type this parser does not know; callers count it as rejected. */
 export const telegramUnknownChatType = 'unknown_chat_type';
@@ -52,7 +62,15 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
     const first = parsed.error.issues[0];
     throw new PlatformError('INVALID_PAYLOAD', `not a Telegram Update: ${first?.path.join('.') || 'body'} ${first?.message ?? ''}`.trim());
   }
-  const { update_id: updateId, message } = parsed.data;
+  const { update_id: updateId, message, callback_query: callback } = parsed.data;
+  if (callback) {
+    // A press of an inline button under the bot's message (an approval question); a game's callback carries no data.
+    if (callback.data === undefined) return { kind: 'ignored', reason: 'callback_without_data' };
+    return {
+      kind: 'button',
+      press: { platform: 'telegram', accountId: context.botId, userId: String(callback.from.id), payload: callback.data, answer: { callbackQueryId: callback.id } },
+    };
+  }
   if (!message) return { kind: 'ignored', reason: 'unsupported_update' };
   // A 4xx makes Telegram re-deliver the update (and hold the ones behind it) for hours; a chat type
   // the Bot API adds later is acknowledged and dropped instead, and counted by the caller (issue 17).

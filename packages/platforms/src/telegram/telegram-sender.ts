@@ -1,6 +1,7 @@
 import { Api, GrammyError, HttpError } from 'grammy';
+import type { InlineKeyboardMarkup } from 'grammy/types';
 import { PlatformError } from '../errors.ts';
-import type { PlatformSender, SentMessage } from '../types.ts';
+import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
 import { renderTelegramHtml } from './render-html.ts';
 import { readTelegramReplyTarget } from './reply-target.ts';
 
@@ -13,27 +14,41 @@ export interface TelegramSenderOptions {
 
 export function createTelegramSender(options: TelegramSenderOptions): PlatformSender & { api: Api } {
   const api = new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') });
+
+  async function send(target: Record<string, unknown>, text: string, extra: { reply_markup?: InlineKeyboardMarkup }): Promise<SentMessage> {
+    const t = readTelegramReplyTarget(target);
+    const options = {
+      ...extra,
+      ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
+      ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
+    };
+    try {
+      const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
+      return { platformMessageId: String(sent.message_id) };
+    } catch (error) {
+      // Telegram rejected the formatting (or the markup made it too long): the same words as plain text.
+      if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+    }
+    try {
+      const sent = await api.sendMessage(t.chatId, text, options);
+      return { platformMessageId: String(sent.message_id) };
+    } catch (error) {
+      throw toPlatformError(error);
+    }
+  }
+
   return {
     platform: 'telegram',
     messageLimit: Math.min(options.messageLimit ?? 4096, 4096),
     typingIntervalMs: 4000,
     api,
-    async sendText(target, text): Promise<SentMessage> {
+    sendText: (target, text) => send(target, text, {}),
+    sendWithButtons: (target, text, buttons) => send(target, text, { reply_markup: toInlineKeyboard(buttons) }),
+    async replaceText(target, platformMessageId, text): Promise<void> {
       const t = readTelegramReplyTarget(target);
-      const options = {
-        ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
-        ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
-      };
       try {
-        const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
-        return { platformMessageId: String(sent.message_id) };
-      } catch (error) {
-        // Telegram rejected the formatting (or the markup made it too long): the same words as plain text.
-        if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
-      }
-      try {
-        const sent = await api.sendMessage(t.chatId, text, options);
-        return { platformMessageId: String(sent.message_id) };
+        // Without reply_markup the inline keyboard goes: the question can no longer be pressed.
+        await api.editMessageText(t.chatId, Number(platformMessageId), text);
       } catch (error) {
         throw toPlatformError(error);
       }
@@ -60,4 +75,18 @@ function toPlatformError(error: unknown): PlatformError {
   }
   if (error instanceof HttpError) return new PlatformError('UNAVAILABLE', 'telegram: network error', { cause: error });
   return new PlatformError('UNAVAILABLE', 'telegram: unexpected error', { cause: error });
+}
+
+/** One row of buttons; each press sends its payload back as callback_data (at most 64 bytes, checked by the caller's encoding). */
+function toInlineKeyboard(buttons: readonly ChoiceButton[]): InlineKeyboardMarkup {
+  return { inline_keyboard: [buttons.map((button) => ({ text: button.label, callback_data: button.payload }))] };
+}
+
+/** Answers a button press (the spinner on the user's button stops); `text` shows as a short notice to that user only. */
+export async function answerTelegramCallback(api: Api, callbackQueryId: string, text?: string): Promise<void> {
+  try {
+    await api.answerCallbackQuery(callbackQueryId, text ? { text } : {});
+  } catch (error) {
+    throw toPlatformError(error);
+  }
 }

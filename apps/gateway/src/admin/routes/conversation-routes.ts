@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { listConversations, loadConversationDetail, loadConversationSummary, loadTranscriptPage, sessionBelongsTo } from '@switchboard/db';
+import { listApprovals, listConversations, loadConversationDetail, loadConversationSummary, loadTranscriptPage, sessionBelongsTo } from '@switchboard/db';
 import type { AdminContext } from '../admin-context.ts';
+import { ApprovalList, viewApproval } from '../schemas/approval-schemas.ts';
 import { AdminError } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
 import {
@@ -87,11 +88,30 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
         order: q.order === 'desc' ? 'desc' : 'asc',
         limit: q.limit ?? 100,
       });
+      const turnIds = [...new Set(page.messages.flatMap((m) => (m.turnId === null ? [] : [m.turnId])))];
       return {
         conversationId,
         messages: page.messages.map(viewMessage),
         nextCursor: page.next ? `${page.next.sessionId}:${page.next.seq}` : null,
+        approvals: (await listApprovals(ctx.db, conversationId, turnIds)).map(viewApproval),
       };
+    },
+  );
+
+  app.get(
+    '/conversations/:id/approvals',
+    {
+      schema: {
+        tags: ['conversations'],
+        summary: 'Every question asked of the chat user in this conversation (approvals), oldest first, with who decided, how and when',
+        params: IdParams,
+        response: { 200: ApprovalList, ...errors(404) },
+      },
+    },
+    async (request) => {
+      const conversationId = request.params.id;
+      if (!(await loadConversationSummary(ctx.db, conversationId))) throw notFound(conversationId);
+      return { conversationId, approvals: (await listApprovals(ctx.db, conversationId)).map(viewApproval) };
     },
   );
 }

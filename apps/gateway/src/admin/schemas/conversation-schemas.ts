@@ -1,6 +1,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { agentRuntimeNames, permissionProfiles } from '@switchboard/core';
 import type { ConversationDetail, ConversationSummary, SessionSummary, TranscriptMessage } from '@switchboard/db';
+import { ApprovalView } from './approval-schemas.ts';
 import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, RowId, Timestamp, toIso } from './common-schemas.ts';
 
 export const BusyMode = Type.Enum([...busyModes]);
@@ -112,6 +113,8 @@ export const TranscriptView = Type.Object({
     }),
   ),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
+  /** The questions asked of the chat user during the turns on this page, oldest first. */
+  approvals: Type.Array(ApprovalView),
 });
 
 export function viewConversation(row: ConversationSummary): ConversationViewT {

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import type { ApprovalAnswer, ApprovalQuestion, AskUser } from '@switchboard/agent';
+import { approvalButtons, approvalReplies, encodeApprovalPayload, renderAnsweredQuestion, renderApprovalQuestion } from '@switchboard/core';
+import { insertApproval, recordAutoApproval, setApprovalQuestionRef, settleApproval, type ApprovalRow } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import type { ApprovalContext } from './approval-context.ts';
+import { deliverQueuedReplies, waitForAnswer, type WaitOutcome } from './wait-for-answer.ts';
+
+/** The turn that asks: where to ask, and who may answer (turns.user_key of its first input). */
+export interface ApprovalTurn {
+  conversationId: number;
+  turnId: number;
+  platform: string;
+  replyTarget: Record<string, unknown>;
+  askedOfUserKey: string | null;
+}
+
+/**
+ * The runtime's `askUser` for one turn (docs/codex.md, "Approvals in chat"): asks in
+ * the conversation, one question at a time, and resolves with the answer.
+ * Never throws: an error anywhere is `unanswered`, which the runtime takes as
+ * a refusal (fail closed).
+ */
+export function createChatAskUser(ctx: ApprovalContext, turn: ApprovalTurn): AskUser {
+  let previous: Promise<unknown> = Promise.resolve();
+  return (question, signal) => {
+    const asked = previous.then(() => askOnce(ctx, turn, question, signal));
+    previous = asked.catch(() => undefined);
+    return asked;
+  };
+}
+
+async function askOnce(ctx: ApprovalContext, turn: ApprovalTurn, question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
+  const log = ctx.log.child({ conversationId: turn.conversationId, turnId: turn.turnId });
+  const stored = { conversationId: turn.conversationId, turnId: turn.turnId, token: randomBytes(16).toString('base64url'), kind: question.kind, summary: question.summary, detail: question.detail ?? null, askedOfUserKey: turn.askedOfUserKey };
+  try {
+    if (ctx.config.CODEX_AUTO_APPROVE === 'on') {
+      await recordAutoApproval(ctx.db, stored);
+      return { decision: 'approved' };
+    }
+    if (signal.aborted) return { decision: 'cancelled' };
+    const inserted = await insertApproval(ctx.db, { ...stored, timeoutSeconds: ctx.config.APPROVAL_TIMEOUT_SECONDS });
+    if (inserted.kind === 'busy') return { decision: 'unanswered' };
+    const posted = await postQuestion(ctx, turn, inserted.approval, log);
+    if (!posted) return { decision: 'unanswered' };
+    const outcome = await waitForAnswer(ctx, inserted.approval, signal);
+    return await concludeQuestion(ctx, turn, inserted.approval, posted, outcome, log);
+  } catch (err) {
+    log.warn({ err }, 'approval could not be asked or read; declined');
+    return { decision: 'unanswered' };
+  }
+}
+
+/** The question with its buttons; the platform's message id, or undefined when it could not be asked (then the row is closed `denied`). */
+async function postQuestion(ctx: ApprovalContext, turn: ApprovalTurn, approval: ApprovalRow, log: Logger): Promise<string | undefined> {
+  const sender = ctx.senders.get(turn.platform);
+  const text = renderApprovalQuestion(approval);
+  const buttons = approvalButtons.map(({ choice, label }) => ({
+    label,
+    payload: encodeApprovalPayload(approval.token, choice),
+    ...(choice === 'approved' ? { style: 'primary' as const } : choice === 'denied' ? { style: 'danger' as const } : {}),
+  }));
+  try {
+    if (!sender) throw new Error(`platform ${turn.platform} is not configured`);
+    // Without buttons on a platform, the text commands still answer it.
+    const sent = sender.sendWithButtons ? await sender.sendWithButtons(turn.replyTarget, text, buttons) : await sender.sendText(turn.replyTarget, text, { partIndex: 1 });
+    await setApprovalQuestionRef(ctx.db, approval.id, { target: turn.replyTarget, platformMessageId: sent.platformMessageId });
+    return sent.platformMessageId;
+  } catch (err) {
+    log.warn({ err, platform: turn.platform }, 'approval question could not be posted; declined');
+    await settleApproval(ctx.db, approval.id, 'denied', 'not_asked');
+    return undefined;
+  }
+}
+
+/** Closes what nobody answered, edits the question (its buttons go) and maps the row to the runtime's answer. */
+async function concludeQuestion(ctx: ApprovalContext, turn: ApprovalTurn, asked: ApprovalRow, messageId: string, outcome: WaitOutcome, log: Logger): Promise<ApprovalAnswer> {
+  const row =
+    outcome.kind === 'answered'
+      ? outcome.approval
+      : await settleApproval(ctx.db, asked.id, outcome.kind === 'timeout' ? 'expired' : 'cancelled', outcome.kind === 'timeout' ? 'timeout' : 'cancelled');
+  const status = outcome.kind === 'aborted' ? 'cancelled' : (row?.status ?? 'expired');
+  const sender = ctx.senders.get(turn.platform);
+  const line = status === 'expired' ? approvalReplies.timedOut : status === 'cancelled' ? approvalReplies.cancelled : undefined;
+  try {
+    // An answer's own line ("Approved by …") is in the outbox, queued by the gateway; it goes out now, before the turn goes on.
+    if (line === undefined) await deliverQueuedReplies(ctx, turn.conversationId, asked.id);
+    await sender?.replaceText?.(turn.replyTarget, messageId, renderAnsweredQuestion(asked, line ?? describeDecision(status)));
+    if (status === 'expired') await sender?.sendText(turn.replyTarget, approvalReplies.timedOut, { partIndex: 1 });
+  } catch (err) {
+    log.warn({ err, status }, 'approval outcome not shown in the chat');
+  }
+  return toAnswer(status);
+}
+
+function describeDecision(status: ApprovalRow['status']): string {
+  return status === 'denied' ? 'Denied.' : status === 'approved_for_session' ? 'Approved for this session.' : 'Approved.';
+}
+
+function toAnswer(status: ApprovalRow['status']): ApprovalAnswer {
+  switch (status) {
+    case 'approved':
+    case 'approved_for_session':
+    case 'denied':
+    case 'cancelled':
+      return { decision: status };
+    default:
+      return { decision: 'unanswered' };
+  }
+}

@@ -1,0 +1,3 @@
+export type { ApprovalContext } from './approval-context.ts';
+export { createApprovalWaiters, subscribeApprovalWaiters, type ApprovalWaiters } from './approval-waiters.ts';
+export { createChatAskUser, type ApprovalTurn } from './create-chat-ask-user.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '@switchboard/harness';
 import { liveWorkers } from '../support/restart-helpers.ts';
-import { TestSystem } from '../support/system.ts';
+import { postJson, TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 // Issue 21: a Telegram conversation answered by the Codex runtime
@@ -142,6 +142,34 @@ describe('the Codex runtime through a worker process', () => {
     const statuses = await system.sql<{ status: string }[]>`
       select t.status from turns t join conversations c on c.id = t.conversation_id where c.chat_id = '4103' order by t.id`;
     expect(statuses.map((t) => t.status)).toEqual(['interrupted', 'completed', 'cancelled']);
+  });
+
+  it('asks the chat user before a command runs (the worker passes createChatAskUser), runs it once approved, and goes on without it when denied', async () => {
+    const chatId = 4105;
+    type Sent = { message_id: number; text: string };
+    const sent = async () => (await system.waitForTelegram(chatId, 1)) as unknown as Sent[];
+    const waitForSent = async (what: (m: Sent) => boolean, label: string): Promise<Sent> => {
+      await waitForCondition(label, async () => (await sent()).some(what), 20_000);
+      return (await sent()).find(what) as Sent;
+    };
+    const press = (messageId: number, text: string) =>
+      postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: messageId, from: { id: chatId }, text }) as Promise<{ answer: { text?: string } | null }>;
+
+    await system.sendTelegram({ chatId, text: 'run: make build' });
+    const asked = await waitForSent((m) => m.text.includes('make build'), 'the question about make build');
+    expect((await press(asked.message_id, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
+    await waitForSent((m) => m.text === 'codex: ran make build', 'the reply after the command ran');
+    const [approval] = await system.sql<{ status: string; asked_of_user_key: string; turn_id: string }[]>`
+      select a.status, a.asked_of_user_key, a.turn_id from approvals a join conversations c on c.id = a.conversation_id where c.chat_id = ${String(chatId)}`;
+    const [turn] = await system.sql<{ id: string; user_key: string }[]>`
+      select t.id, t.user_key from turns t join conversations c on c.id = t.conversation_id where c.chat_id = ${String(chatId)}`;
+    expect(approval).toEqual({ status: 'approved', asked_of_user_key: turn?.user_key, turn_id: turn?.id });
+
+    await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
+    const second = await waitForSent((m) => m.text.includes('rm -rf build'), 'the question about rm -rf build');
+    await press(second.message_id, 'Deny');
+    await waitForSent((m) => m.text === 'codex: rm -rf build was declined', 'the reply after the command was declined');
+    expect((await sent()).map((m) => m.text)).not.toContain('codex: ran rm -rf build');
   });
 
   it('suspends the conversation after three crashes in a row, like a restart loop, and says why on the next message', async () => {

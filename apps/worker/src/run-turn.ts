@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, splitMessage, staleTurnRule } from '@switchboard/core';
+import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, splitMessage, staleTurnRule, userKeyOf } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -129,6 +129,8 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
   const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
+  // The turn's user (turns.user_key): who is asked to approve what the runtime wants to do.
+  const first = input[0] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
   const stopped = (): ExecutedTurn => stoppedExecution(active.state);
@@ -157,7 +159,13 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
         if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
       takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
-      askUser: createTurnAskUser({ conversationId: conversation.id, platform: conversation.platform, replyTarget: last.replyTarget, begin: prepared.begin }),
+      askUser: createTurnAskUser(ctx, {
+        conversationId: conversation.id,
+        platform: conversation.platform,
+        replyTarget: last.replyTarget,
+        askedOfUserKey: userKeyOf(first.platform, first.accountId, first.userId),
+        begin: prepared.begin,
+      }),
       ...(threadId ? { runtimeIds: { threadId } } : {}),
     });
     const kept = result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {};

@@ -4,6 +4,7 @@ import type { WorkerConfig } from '@switchboard/config';
 import { isInsideDirectory, resolveAgentRuntime, resolvePermissionProfile, resolveWorkspacePath, type AgentRuntimeName } from '@switchboard/core';
 import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
+import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
 
 /**
  * Which runtime runs a conversation's turn (docs/codex.md): its own setting
@@ -50,7 +51,7 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: AgentRuntime, 
       const workspace = await ensureWorkspace(config.CODEX_WORKSPACES, conversation.id);
       if (workspace.kind !== 'ready') return workspace;
       const profile = resolvePermissionProfile(conversation.permissionProfile, config.CODEX_ALLOW_FULL_ACCESS);
-      // autoApprove: CODEX_AUTO_APPROVE (branch approvals) is applied by its askUser, which records each auto-approval.
+      // autoApprove stays off: CODEX_AUTO_APPROVE is applied by the turn's askUser, which records each grant (docs/codex.md).
       return { kind: 'ready', name, runtime: codexPool().runtimeFor(conversation.id, { cwd: workspace.path, profile, autoApprove: false }) };
     },
     async close() {
@@ -76,23 +77,34 @@ export async function ensureWorkspace(root: string, conversationId: number): Pro
   return { kind: 'ready', path: realPath };
 }
 
-/** The turn that would ask the chat user to approve an action (a Codex command or file change). */
+/** The turn that asks the chat user to approve an action (a Codex command or file change). */
 export interface AskingTurn {
   conversationId: number;
   platform: string;
   replyTarget: Record<string, unknown>;
+  /** The user whose message started the turn (turns.user_key, `platform:account:user`): who may answer besides APPROVERS. */
+  askedOfUserKey: string;
   /** The running-turn row's insert: the approval is stored against the turn's id. */
   begin: Promise<BeginTurnResult>;
 }
 
 /**
- * THE APPROVALS HOOK (issue 21, item 4; branch approvals): where the
- * runtime's `askUser` for a turn is made. Once `createChatAskUser(ctx, turn)`
- * (apps/worker/src/approvals) is in main, return it here, built with the
- * turn's id from `turn.begin` (resolve `unanswered` if the turn did not
- * begin). Until then there is no way to ask: undefined, and the Codex runtime
- * fails closed (declines every approval).
+ * The runtime's `askUser` for one turn (docs/codex.md, "Approvals in chat"):
+ * `createChatAskUser` (approvals/) built once the turn's row exists, one per
+ * turn so its questions go one at a time. A turn that did not begin asks
+ * nobody: `unanswered`, which the runtime takes as a refusal (fail closed).
  */
-export function createTurnAskUser(_turn: AskingTurn): AskUser | undefined {
-  return undefined;
+export function createTurnAskUser(ctx: ApprovalContext, turn: AskingTurn): AskUser {
+  let asking: Promise<AskUser | undefined> | undefined;
+  return async (question, signal) => {
+    asking ??= turn.begin.then(
+      (begun) =>
+        begun.kind === 'begun'
+          ? createChatAskUser(ctx, { conversationId: turn.conversationId, turnId: begun.turnId, platform: turn.platform, replyTarget: turn.replyTarget, askedOfUserKey: turn.askedOfUserKey })
+          : undefined,
+      () => undefined,
+    );
+    const ask = await asking;
+    return ask ? ask(question, signal) : { decision: 'unanswered' };
+  };
 }

@@ -5,7 +5,8 @@
  * the reply and exits (non-zero with the reason if none arrives in 30 s).
  * The admin console gets a fresh token each run, printed with its URL; the
  * model is the simulator's, scripted by demo-model.ts, or a real one when
- * MODEL_BASE_URL and MODEL_API_KEY are set.
+ * MODEL_BASE_URL and MODEL_API_KEY are set. `--runtime codex` runs the turns
+ * on the Codex runtime against the fake app-server (scripts/lib/demo-runtime.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,8 +16,9 @@ import { migrateDatabase } from '@switchboard/db';
 import { getFreePort, readCommandLine, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { chooseDemoModel, realModelDefaultName } from './lib/demo-model.ts';
 import { demoChats, postJson, type DemoPlatform } from './lib/demo-platforms.ts';
+import { chooseDemoRuntime, parseDemoRuntime } from './lib/demo-runtime.ts';
 
-const usage = `Usage: npm run demo -- [--platform telegram|slack|discord] [--smoke]
+const usage = `Usage: npm run demo -- [--platform telegram|slack|discord] [--runtime openai|codex] [--smoke]
 
 Starts Postgres and Redis (scripts/services.sh), migrates, runs the simulator,
 a gateway and a worker, and opens a terminal chat as a user of the platform
@@ -24,6 +26,8 @@ a gateway and a worker, and opens a terminal chat as a user of the platform
 console's URL and a fresh admin token for this run.
 
   --platform NAME  chat as a telegram, slack or discord user
+  --runtime NAME   openai (default) or codex: AGENT_RUNTIME=codex against the fake
+                   Codex app-server of apps/sim (or CODEX_COMMAND when set; docs/codex.md)
   --smoke          send one message, print the reply and exit (1 if none in 30 s)
   --help           print this and exit
 
@@ -33,7 +37,7 @@ MODEL_BASE_URL and MODEL_API_KEY set (and MODEL_NAME, default ${realModelDefault
 the worker talks to that OpenAI-compatible model instead.
 `;
 
-const args = readCommandLine({ smoke: { type: 'boolean', default: false }, platform: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } }, usage);
+const args = readCommandLine({ smoke: { type: 'boolean', default: false }, platform: { type: 'string' }, runtime: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } }, usage);
 const logDir = join(repoRoot, '.data', 'demo-logs');
 const started: ManagedProcess[] = [];
 
@@ -51,6 +55,7 @@ async function choosePlatform(): Promise<DemoPlatform> {
 }
 
 async function main(): Promise<void> {
+  const runtime = chooseDemoRuntime(parseDemoRuntime(args.runtime), repoRoot, join(repoRoot, '.data'), process.env);
   const platform = await choosePlatform();
   const chat = demoChats[platform];
   console.log('Starting Postgres and Redis (scripts/services.sh)…');
@@ -74,13 +79,14 @@ async function main(): Promise<void> {
   // A fresh token each run: the console is reachable from this machine only, and only for this run.
   const adminToken = randomBytes(18).toString('base64url');
   const model = chooseDemoModel(process.env, simUrl);
-  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...env, ...platformEnv, PORT: String(gatewayPort), ADMIN_TOKEN: adminToken }, logDir);
+  const gateway = spawnApp('gateway', 'apps/gateway/src/main.ts', { ...env, ...platformEnv, PORT: String(gatewayPort), ADMIN_TOKEN: adminToken, AGENT_RUNTIME: runtime.env.AGENT_RUNTIME ?? 'openai' }, logDir);
   started.push(gateway);
-  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...env, ...platformEnv, ...model.workerEnv, WORKER_PORT: '0' }, logDir));
+  started.push(spawnApp('worker', 'apps/worker/src/main.ts', { ...env, ...platformEnv, ...model.workerEnv, ...runtime.env, WORKER_PORT: '0' }, logDir));
   await waitForHttp(`${gatewayUrl}/readyz`, 60_000, gateway);
   await chat.connect(simUrl, gatewayUrl);
   if (model.simScript) await postJson(`${simUrl}/control/model/script`, model.simScript);
-  console.log(`Model: ${model.description}.`);
+  // A Codex conversation's turns never reach the chat-completions model: name what answers.
+  console.log(runtime.env.AGENT_RUNTIME === 'codex' ? `Runtime: ${runtime.description}.` : `Model: ${model.description}.`);
   console.log(`Admin console: ${gatewayUrl}/admin/ (token ${adminToken})`);
 
   let seen = 0;

@@ -130,6 +130,7 @@ describe('admin API: auth, documents and reading conversations', () => {
         '/admin/conversations/{id}/compact',
         '/admin/conversations/{id}/interrupt',
         '/admin/conversations/{id}/busy-mode',
+        '/admin/conversations/{id}/runtime',
         '/admin/turns',
         '/admin/queue',
         '/admin/queue/{queue}/failed',

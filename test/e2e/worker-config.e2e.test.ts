@@ -22,10 +22,12 @@ async function runWorker(env: Record<string, string>, timeoutMs = 30_000): Promi
 }
 
 describe('worker start-up configuration', () => {
-  it('refuses AGENT_RUNTIME=codex with one line and exit 1, before connecting to anything', { timeout: 40_000 }, async () => {
-    const { code, stderr, stdout } = await runWorker({ AGENT_RUNTIME: 'codex' });
+  it('refuses an unknown AGENT_RUNTIME or a bad Codex setting with one line and exit 1, before connecting to anything', { timeout: 40_000 }, async () => {
+    const { code, stderr, stdout } = await runWorker({ AGENT_RUNTIME: 'claude', CODEX_MAX_CHILDREN: '0' });
     expect(code).toBe(1);
-    expect(stderr.trim().split('\n')).toEqual(['Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")']);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration: AGENT_RUNTIME must be openai or codex ("claude"); CODEX_MAX_CHILDREN must be between 1 and 256 ("0")',
+    ]);
     expect(stdout).toBe('');
   });
 

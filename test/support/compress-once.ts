@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     config,
     db: db.db,
     runtime,
+    runtimes: { runtimeFor: unused('runtimes'), close: async () => undefined },
     summariser: agent.createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, fixedRequestText),
     senders: new Map(),

@@ -29,8 +29,8 @@ export interface PreparedTurn {
   recoveryKey: string | null;
   resumes: boolean;
   compressed: boolean;
-  /** First message after a restart-loop suspension: the user is told once (docs/restarts.md). */
-  suspendedNotice: boolean;
+  /** First message after a restart-loop or runtime-crash-loop suspension: the user is told once, why (docs/restarts.md, docs/codex.md). */
+  suspendedNotice: LoopSuspension | null;
   startedAt: number;
 }
 
@@ -47,7 +47,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const { conversation } = state;
   const conversationId = conversation.id;
   const startedAt = performance.now();
-  const suspendedNotice = conversation.status === 'suspended' && conversation.currentSessionId === null && conversation.suspendReason === 'restart_loop';
+  const suspendedNotice = loopSuspensionOf(conversation);
   const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
   let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
   const begin = beginTurn(ctx.db, {
@@ -87,6 +87,14 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   if (resumes) notes.push(apiOnlyNotes.resume);
   const sentHistory = fitHistory(ctx, session, history, notes, inputTokens, conversationId);
   return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };
+}
+
+export type LoopSuspension = 'restart_loop' | 'runtime_crash_loop';
+
+/** A conversation the restart-loop guard suspended, whose next message starts a fresh session now. */
+function loopSuspensionOf(conversation: ConversationRow): LoopSuspension | null {
+  if (conversation.status !== 'suspended' || conversation.currentSessionId !== null) return null;
+  return conversation.suspendReason === 'restart_loop' || conversation.suspendReason === 'runtime_crash_loop' ? conversation.suspendReason : null;
 }
 
 /**

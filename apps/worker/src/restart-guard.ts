@@ -21,10 +21,19 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
     await resumeAfterDeadWorker(ctx, workerId);
   }
-  // Suspended and announced by the conversation actions, the same way as an operator's suspension.
-  for (const { conversationId } of await ctx.actions.suspendRestartLoops(restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD))) {
-    ctx.metrics.countSuspension('restart_loop');
-    ctx.log.warn({ conversationId }, 'conversation suspended after repeated restarts');
+  await suspendLoops(ctx);
+}
+
+/**
+ * Conversations at RESTART_SUSPEND_THRESHOLD restarts, or as many runtime
+ * crashes in a row (docs/codex.md), suspended and announced by the
+ * conversation actions, the same way as an operator's suspension. Also run
+ * right after a turn whose commit brought its crash streak to the threshold.
+ */
+export async function suspendLoops(ctx: WorkerContext): Promise<void> {
+  for (const { conversationId, reason } of await ctx.actions.suspendRestartLoops(restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD))) {
+    ctx.metrics.countSuspension(reason);
+    ctx.log.warn({ conversationId, reason }, reason === 'restart_loop' ? 'conversation suspended after repeated restarts' : 'conversation suspended after its runtime child died mid-turn repeatedly');
   }
 }
 

@@ -16,7 +16,7 @@ function stateAfter(...events: ActiveTurnEvent[]): ActiveTurnState {
 
 function inputs(executed: ExecutedTurn, overrides: Partial<CommitInputs> = {}): CommitInputs {
   return {
-    prepared: { conversation, session, compressed: false, suspendedNotice: false },
+    prepared: { conversation, session, compressed: false, suspendedNotice: null },
     turnId: 5,
     executed,
     input: [event(11, 'first'), event(12, 'second')],
@@ -46,7 +46,7 @@ describe('buildCommit', () => {
 
   it('splits a long reply at the platform limit, tells a suspended user first, and says when older messages were summarised', () => {
     const long = 'word '.repeat(30).trim();
-    const commit = buildCommit(inputs({ status: 'completed', replyText: long, entries: [] }, { prepared: { conversation, session, compressed: true, suspendedNotice: true } }), { messageLimit: 60, compressionNotice: true });
+    const commit = buildCommit(inputs({ status: 'completed', replyText: long, entries: [] }, { prepared: { conversation, session, compressed: true, suspendedNotice: 'restart_loop' } }), { messageLimit: 60, compressionNotice: true });
     expect(commit.replies[0]?.chunks.join(' ')).toBe(notices.suspendedRestartLoop);
     const chunks = commit.replies[1]?.chunks ?? [];
     expect(chunks.length).toBeGreaterThan(1);
@@ -65,6 +65,20 @@ describe('buildCommit', () => {
     const cancelled = buildCommit(inputs(stoppedExecution(stopped), { active: { state: stopped } }), shape);
     expect(cancelled).toMatchObject({ status: 'cancelled', replies: [], stoppedByEventId: 14 });
     expect(buildCommit(inputs({ status: 'completed', replyText: 'x', entries: [] }), { ...shape, messageLimit: undefined }).replies).toEqual([]);
+  });
+
+  it("keeps the runtime's thread on the session and moves the crash streak: a crash counts, a completed turn clears, a stop leaves it (issue 21)", () => {
+    const crashed = buildCommit(inputs({ status: 'failed', error: 'RUNTIME_CRASHED', replyText: notices.runtimeCrashed, entries: [], runtimeThreadId: 'thr-9' }), shape);
+    expect(crashed).toMatchObject({ runtimeThreadId: 'thr-9', crashStreak: 'increment' });
+    expect(crashed.replies[0]?.chunks).toEqual([notices.runtimeCrashed]);
+    const completed = buildCommit(inputs({ status: 'completed', replyText: 'ok', entries: [] }), shape);
+    expect([completed.runtimeThreadId, completed.crashStreak]).toEqual([undefined, 'reset']);
+    expect(buildCommit(inputs({ status: 'cancelled', replyText: null, entries: [] }), shape).crashStreak).toBe('keep');
+  });
+
+  it('tells a user whose conversation crash-looped why the session is fresh, before the reply', () => {
+    const commit = buildCommit(inputs({ status: 'completed', replyText: 'hi', entries: [] }, { prepared: { conversation, session, compressed: false, suspendedNotice: 'runtime_crash_loop' } }), shape);
+    expect(commit.replies.map((r) => r.chunks.join(''))).toEqual([notices.suspendedRuntimeCrashLoop, 'hi']);
   });
 
   it('credits no /stop for a turn that completed before the stop landed', () => {
@@ -86,6 +100,7 @@ describe('noticeForFailure', () => {
     expect(noticeForFailure('MODEL_RATE_LIMITED')).toBe(notices.rateLimited);
     expect(noticeForFailure('MODEL_REFUSED')).toBe(notices.refused);
     expect(noticeForFailure('MODEL_TIMEOUT')).toBe(notices.failed);
+    expect(noticeForFailure('RUNTIME_CRASHED')).toBe(notices.runtimeCrashed);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { estimateMessageTokens, normaliseText, splitMessage, staleTurnRule } from '@switchboard/core';
+import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, splitMessage, staleTurnRule, userKeyOf } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -16,6 +16,8 @@ import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn, typ
 import type { LeaseHolding } from './conversation-lease.ts';
 import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
+import { suspendLoops } from './restart-guard.ts';
+import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -29,6 +31,10 @@ export const notices = {
   timedOut: 'That took too long and was stopped. Please try again, perhaps with a smaller request.',
   suspendedRestartLoop:
     'Your previous session was paused after it was cut off by repeated restarts, so this is a fresh start. An operator can restore the earlier session.',
+  /** The runtime's child process (codex app-server) died mid-turn (RUNTIME_CRASHED); the next message gets a fresh one (docs/codex.md). */
+  runtimeCrashed: 'The agent process stopped unexpectedly. Please send your message again.',
+  suspendedRuntimeCrashLoop:
+    'Your previous session was paused after the agent process stopped unexpectedly several times in a row, so this is a fresh start. An operator can restore the earlier session.',
 } as const;
 
 /** How a turn ended, for the caller that drains the conversation. */
@@ -50,6 +56,8 @@ export interface ExecutedTurn {
   status: 'completed' | 'interrupted' | 'failed' | 'cancelled';
   replyText: string | null;
   error?: string;
+  /** The runtime's thread (Codex), kept on the session by the commit for the next turn. */
+  runtimeThreadId?: string;
 }
 
 /**
@@ -67,7 +75,8 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   // The turn's time budget (issue 17, defect 3) runs from here: compression, model requests,
   // retries and tools all count; the commit and the delivery do not. It ends the turn through
   // the same signal as /stop, so every wait the turn is in is cut at once.
-  const deadline = setTimeout(() => active.dispatch({ kind: 'stop', reason: 'timeout' }), ctx.config.TURN_TIMEOUT_MS);
+  // A Codex turn has its own budget (CODEX_TURN_TIMEOUT_MS): an agent that runs commands takes longer than a chat answer.
+  const deadline = setTimeout(() => active.dispatch({ kind: 'stop', reason: 'timeout' }), turnTimeoutOf(ctx.config, state.conversation));
   let prepared: Awaited<ReturnType<typeof prepareTurn>>;
   let executed: ExecutedTurn;
   try {
@@ -120,13 +129,21 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
   const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
+  // The turn's user (turns.user_key): who is asked to approve what the runtime wants to do.
+  const first = input[0] as InboundEventRow;
   const sender = ctx.senders.get(conversation.platform);
   const typing = sender ? startTypingIndicator(sender, last.replyTarget, ctx.log) : undefined;
   const stopped = (): ExecutedTurn => stoppedExecution(active.state);
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
     if (active.controller.signal.aborted) return stopped();
-    const result = await ctx.runtime.runTurn({
+    const choice = await ctx.runtimes.runtimeFor(conversation);
+    if (choice.kind !== 'ready') {
+      log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
+      return { entries: [], status: 'failed', error: 'WORKSPACE_REFUSED', replyText: notices.failed };
+    }
+    const threadId = session.runtimeThreadId;
+    const result = await choice.runtime.runTurn({
       instructions: ctx.config.SYSTEM_PROMPT,
       history: prepared.sentHistory,
       notes,
@@ -142,10 +159,19 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
         if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
       takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
+      askUser: createTurnAskUser(ctx, {
+        conversationId: conversation.id,
+        platform: conversation.platform,
+        replyTarget: last.replyTarget,
+        askedOfUserKey: userKeyOf(first.platform, first.accountId, first.userId),
+        begin: prepared.begin,
+      }),
+      ...(threadId ? { runtimeIds: { threadId } } : {}),
     });
-    if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries };
-    if (result.outcome === 'failed') return active.state.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log);
-    return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text };
+    const kept = result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {};
+    if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries, ...kept };
+    if (result.outcome === 'failed') return { ...(active.state.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log)), ...kept };
+    return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text, ...kept };
   } catch (caught) {
     if (active.state.stopReason === 'timeout') return stopped();
     log.error({ err: caught }, 'turn failed with an unexpected error');
@@ -175,6 +201,7 @@ function failedTurn(failure: TurnFailure, entries: TranscriptEntry[], log: Worke
 
 export function noticeForFailure(code: TurnFailure['code']): string {
   if (code === 'MODEL_RATE_LIMITED') return notices.rateLimited;
+  if (code === 'RUNTIME_CRASHED') return notices.runtimeCrashed;
   return code === 'MODEL_REFUSED' ? notices.refused : notices.failed;
 }
 
@@ -219,7 +246,7 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   }
   if (executed.error === 'TURN_TIMEOUT') {
     ctx.metrics.countTurnLimit('timeout');
-    log.warn({ timeoutMs: ctx.config.TURN_TIMEOUT_MS }, 'turn stopped: it ran past TURN_TIMEOUT_MS');
+    log.warn({ timeoutMs: turnTimeoutOf(ctx.config, conversation) }, 'turn stopped: it ran past its time limit (TURN_TIMEOUT_MS, or CODEX_TURN_TIMEOUT_MS for codex)');
   }
   const commit = buildCommit(request, { messageLimit: ctx.senders.get(conversation.platform)?.messageLimit, compressionNotice: ctx.config.COMPRESSION_NOTICE === 'on' });
   const committed = await commitTurn(ctx.db, commit);
@@ -237,6 +264,12 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', ...event, reason: active.state.stopReason });
   await ctx.emit({ type: 'turn.ended', ...event, outcome: status });
   log.debug({ status, parts: commit.replies[0]?.chunks.length ?? 0 }, 'turn committed');
+  if (executed.error === 'RUNTIME_CRASHED') log.warn({ crashStreak: committed.crashStreak }, 'the runtime child died mid-turn; the next turn gets a fresh one');
+  // Runtime crashes in a row suspend like a restart loop (docs/codex.md): the same rule and announcement, applied now.
+  // If this fails, the sweep's restart rules apply the same rule within SWEEP_INTERVAL_MS (and beginTurn refuses a turn meanwhile).
+  if (committed.crashStreak !== null && crashStreakSuspends(committed.crashStreak, ctx.config.RESTART_SUSPEND_THRESHOLD)) {
+    await suspendLoops(ctx).catch((err: unknown) => log.warn({ err }, 'crash-loop suspension not applied now; the sweep will'));
+  }
   return { kind: 'committed', outbox: committed.outbox };
 }
 
@@ -255,7 +288,8 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   const last = input[input.length - 1] as InboundEventRow;
   const { messageLimit } = shape;
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
-  const replyTexts = [...(prepared.suspendedNotice ? [notices.suspendedRestartLoop] : []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
+  const suspended = prepared.suspendedNotice === 'restart_loop' ? [notices.suspendedRestartLoop] : prepared.suspendedNotice === 'runtime_crash_loop' ? [notices.suspendedRuntimeCrashLoop] : [];
+  const replyTexts = [...suspended, ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit) })) : [];
   return {
     turnId,
@@ -269,6 +303,9 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
     claimFor: claimId,
     // The /stop that cancelled this turn says "Stopped." even if another worker ends up answering it.
     stoppedByEventId: cancellingStopOf(active.state, status),
+    // Under the commit's fence: a superseded turn moves neither the session's thread nor the crash streak.
+    ...(executed.runtimeThreadId ? { runtimeThreadId: executed.runtimeThreadId } : {}),
+    crashStreak: crashStreakChangeOf({ status, error }),
   };
 }
 

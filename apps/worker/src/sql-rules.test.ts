@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compressionBackoffMaxDoublings,
   countsAsRestart,
+  crashStreakSuspends,
   isOverQueueCap,
   isRestartLoop,
   judgeCompressionFailure,
@@ -90,6 +91,34 @@ describe('the restart threshold in beginTurn and suspendRestartLoops agrees with
     }
     const suspended = (await suspendRestartLoops(db.client.db, restartLoopStartsAt(threshold))).map((s) => s.conversationId);
     expect(conversations.map((id) => suspended.includes(id))).toEqual(counts.map((count) => isRestartLoop(count, threshold)));
+  });
+});
+
+describe('the runtime crash streak in beginTurn and suspendRestartLoops agrees with core crashStreakSuspends (issue 21)', () => {
+  const threshold = 3;
+  const streaks = [0, 1, 2, 3, 4];
+
+  it('begins a turn below the threshold and refuses it from there on', async () => {
+    for (const streak of streaks) {
+      const ids = await newConversation();
+      await db.client.db.$client`update conversations set runtime_crash_streak = ${streak} where id = ${ids.conversationId}`;
+      const begun = await beginTurn(db.client.db, {
+        conversationId: ids.conversationId, sessionId: ids.sessionId, workerId: 'w', suspendThreshold: restartLoopStartsAt(threshold), firstInputEventId: ids.eventId, maxRunningPerUser: 4,
+      });
+      expect(begun.kind, `runtime_crash_streak ${streak}`).toBe(crashStreakSuspends(streak, threshold) ? 'restart_loop' : 'begun');
+    }
+  });
+
+  it('suspends exactly the conversations the rule suspends, with reason runtime_crash_loop', async () => {
+    const conversations = [];
+    for (const streak of streaks) {
+      const ids = await newConversation();
+      await db.client.db.$client`update conversations set runtime_crash_streak = ${streak} where id = ${ids.conversationId}`;
+      conversations.push(ids.conversationId);
+    }
+    const suspended = await suspendRestartLoops(db.client.db, restartLoopStartsAt(threshold));
+    const reasonOf = (id: number) => suspended.find((s) => s.conversationId === id)?.reason ?? null;
+    expect(conversations.map(reasonOf)).toEqual(streaks.map((streak) => (crashStreakSuspends(streak, threshold) ? 'runtime_crash_loop' : null)));
   });
 });
 

@@ -18,6 +18,7 @@ import { createHistoryCache } from './history-cache.ts';
 import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
 import { applyRestartRules } from './restart-guard.ts';
+import { createTurnRuntimes } from './turn-runtime.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import type { WorkerContext } from './worker-context.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
@@ -80,6 +81,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       const cutOff = await cutOffRunningTurns(db.db, { workerId }, staleTurnRule(config.WORKER_DEAD_AFTER_MS).cutOff);
       ctx.metrics.countRestartIncrements(cutOff.length);
       if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
+      // Codex children end with the worker (terminate, then kill); their threads are resumed by the next worker's children.
+      await ctx.runtimes.close().catch((err: unknown) => log.warn({ err }, 'codex children not closed cleanly'));
       await webhooks?.stop();
       clearInterval(heartbeat);
       await markWorkerStatus(db.db, workerId, 'stopped');
@@ -170,6 +173,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     config,
     db: db.db,
     runtime,
+    runtimes: createTurnRuntimes(config, runtime, log.child({ workerId })),
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
     senders,

@@ -11,13 +11,17 @@ import type { DeferredConversations } from './deferred-conversations.ts';
 import type { HeartbeatHealth } from './heartbeat-health.ts';
 import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
+import type { TurnRuntimes } from './turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 /** Everything a turn needs, built once per worker process. */
 export interface WorkerContext {
   config: WorkerConfig;
   db: Database;
+  /** The OpenAI runtime (its tool schemas count into every request's fixed tokens). */
   runtime: AgentRuntime;
+  /** The runtime of each conversation's turn: its own setting, else AGENT_RUNTIME (openai, or a Codex child from this worker's pool). */
+  runtimes: TurnRuntimes;
   summariser: Summariser;
   /** Tokens every request carries besides the session: system prompt and tool schemas. */
   fixedRequestTokens: number;

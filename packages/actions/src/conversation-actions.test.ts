@@ -151,10 +151,10 @@ describe('conversation actions', () => {
     const ids = await newConversation('507');
     const { actions, events } = actionsWithEvents();
     await db.client.db.$client`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
-    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
+    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked', reason: 'restart_loop' });
     const fresh = await ensureCurrentSession(db.client.db, (await loadConversation(db.client.db, ids.conversationId))!);
     await db.client.db.$client`update conversations set restart_count = 3 where id = ${ids.conversationId}`;
-    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: fresh, sessionEnd: 'finalized' });
+    expect(await actions.suspendRestartLoops(3)).toContainEqual({ conversationId: ids.conversationId, sessionId: fresh, sessionEnd: 'finalized', reason: 'restart_loop' });
     const after = await loadConversation(db.client.db, ids.conversationId);
     expect(after).toMatchObject({ status: 'suspended', suspendReason: 'restart_loop', preSuspendSessionId: ids.sessionId, currentSessionId: null, restartCount: 0 });
     expect(events.filter((e) => e.conversationId === ids.conversationId)).toEqual([
@@ -175,5 +175,31 @@ describe('conversation actions', () => {
     expect((await actions.remove(ids.conversationId, 'telegram:bot:508::', operator())).kind).toBe('deleted');
     expect(await loadConversation(db.client.db, ids.conversationId)).toBeUndefined();
     expect(events).toEqual([{ type: 'session.finalized', conversationId: ids.conversationId, sessionId: ids.sessionId, reason: 'deleted' }]);
+  });
+});
+
+describe('the runtime setting (issue 21)', () => {
+  const actionsWith = (fullAccessAllowed: boolean) => createConversationActions({ db: db.client.db, emit: async () => undefined, log, fullAccessAllowed });
+
+  it('sets the runtime and the profile through the operator door, each change audited with what it did', async () => {
+    const ids = await newConversation('2201');
+    const door = operator<Awaited<ReturnType<ReturnType<typeof actionsWith>['setRuntime']>>>();
+    const actions = actionsWith(false);
+    expect(await actions.setRuntime(ids.conversationId, { runtime: 'codex', permissionProfile: 'workspace-write' }, door)).toEqual({
+      kind: 'set', runtime: 'codex', permissionProfile: 'workspace-write',
+    });
+    expect(await actions.setRuntime(987_654, { runtime: 'openai' }, door)).toEqual({ kind: 'not_found' });
+    expect(door.recorded.map((r) => r.outcome.kind)).toEqual(['set', 'not_found']);
+  });
+
+  it('refuses full-access unless the operator setting allows it, and through the chat door always; a refusal changes nothing', async () => {
+    const ids = await newConversation('2202');
+    const door = operator<Awaited<ReturnType<ReturnType<typeof actionsWith>['setRuntime']>>>();
+    expect(await actionsWith(false).setRuntime(ids.conversationId, { runtime: 'codex', permissionProfile: 'full-access' }, door)).toEqual({ kind: 'full_access_disabled' });
+    expect(door.recorded.map((r) => r.outcome)).toEqual([{ kind: 'full_access_disabled' }]);
+    expect(await actionsWith(true).setRuntime(ids.conversationId, { permissionProfile: 'full-access' }, { kind: 'chat' })).toEqual({ kind: 'full_access_disabled' });
+    const [unchanged] = await db.client.db.$client<{ runtime: string | null; permission_profile: string | null }[]>`select runtime, permission_profile from conversations where id = ${ids.conversationId}`;
+    expect(unchanged).toEqual({ runtime: null, permission_profile: null });
+    expect(await actionsWith(true).setRuntime(ids.conversationId, { permissionProfile: 'full-access' }, door)).toEqual({ kind: 'set', runtime: null, permissionProfile: 'full-access' });
   });
 });

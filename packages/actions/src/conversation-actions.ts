@@ -7,6 +7,7 @@ import {
   resetConversationSession,
   resumeConversation,
   setBusyMode,
+  setConversationRuntime,
   supersedeTurns,
   suspendConversation,
   suspendRestartLoops,
@@ -15,6 +16,8 @@ import {
   type DeleteConversationResult,
   type ResetResult,
   type RestartLoopSuspension,
+  type RuntimeSetting,
+  type RuntimeSettingChange,
   type ResumeResult,
   type SuspendResult,
 } from '@switchboard/db';
@@ -31,6 +34,8 @@ export interface ActionDeps {
   log: Logger;
   /** How an operator's action reaches the worker holding the conversation (stop signals, wake-ups, compaction jobs). */
   reach?: { redis: Redis; prefix: string; queue: TurnQueue };
+  /** CODEX_ALLOW_FULL_ACCESS: whether an operator may set the full-access profile (never the chat, whatever this says). */
+  fullAccessAllowed?: boolean;
 }
 
 /**
@@ -48,6 +53,11 @@ export type SuspendOutcome = SuspendResult;
 export type ResumeOutcome = (ResumeResult & { kind: 'resumed'; releasedInput: number }) | Exclude<ResumeResult, { kind: 'resumed' }>;
 export type DeleteOutcome = DeleteConversationResult;
 export type BusyModeOutcome = { kind: 'set'; mode: BusyModeName | null } | { kind: 'not_found' };
+/** What the runtime setting is now; or why it was refused (full-access while CODEX_ALLOW_FULL_ACCESS is off, or through the chat). */
+export type RuntimeOutcome =
+  | ({ kind: 'set' } & RuntimeSetting)
+  | { kind: 'not_found' }
+  | { kind: 'full_access_disabled' };
 export type ReachOutcome<T> = { kind: 'sent'; value: T } | { kind: 'unavailable'; cause: unknown };
 
 export interface ConversationActions {
@@ -61,11 +71,18 @@ export interface ConversationActions {
   remove(conversationId: number, confirmKey: string, door: Door<DeleteOutcome>): Promise<DeleteOutcome>;
   /** /busy <mode> and the admin busy mode (null: back to the global BUSY_INPUT_MODE). */
   setBusyMode(conversationId: number, mode: BusyModeName | null, door: Door<BusyModeOutcome>): Promise<BusyModeOutcome>;
+  /**
+   * The runtime a conversation's turns run on and its Codex permission
+   * profile (null: the default; a field left out stays). Read at each turn,
+   * so the next turn uses it. full-access is refused unless the operator
+   * setting allows it, and always through the chat door.
+   */
+  setRuntime(conversationId: number, change: RuntimeSettingChange, door: Door<RuntimeOutcome>): Promise<RuntimeOutcome>;
   /** An operator's stop: whatever turn runs stops at its next safe point (docs/turns.md). */
   requestStop(conversationId: number): Promise<ReachOutcome<boolean>>;
   /** An operator's compaction: a job the worker holding the conversation runs, meant for `sessionId` (null: whatever is current then). */
   requestCompaction(conversationId: number, sessionId: number | null, requestedBy: string): Promise<ReachOutcome<string | undefined>>;
-  /** The restart-loop guard (docs/restarts.md): conversations at the threshold suspended, each announced like an operator's suspension. */
+  /** The restart-loop guard (docs/restarts.md): conversations at the threshold (restarts, or runtime crashes in a row) suspended, each announced like an operator's suspension. */
   suspendRestartLoops(threshold: number): Promise<RestartLoopSuspension[]>;
 }
 
@@ -119,6 +136,21 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
         return outcome;
       });
     },
+    async setRuntime(conversationId, change, door) {
+      const fullAccessAllowed = door.kind === 'operator' && deps.fullAccessAllowed === true;
+      const apply = async (tx: DbExecutor): Promise<RuntimeOutcome> => {
+        if (change.permissionProfile === 'full-access' && !fullAccessAllowed) return { kind: 'full_access_disabled' };
+        const setting = await setConversationRuntime(tx, conversationId, change);
+        return setting ? { kind: 'set', ...setting } : { kind: 'not_found' };
+      };
+      if (door.kind === 'chat') return apply(deps.db);
+      // No session moves, so nothing to fence (as busy mode): the worker reads the setting afresh at each turn.
+      return deps.db.transaction(async (tx) => {
+        const outcome = await apply(tx);
+        await door.record(tx, outcome, []);
+        return outcome;
+      });
+    },
     async requestStop(conversationId) {
       return reach(() => sendStop(deps, conversationId));
     },
@@ -129,7 +161,7 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
     },
     async suspendRestartLoops(threshold) {
       const suspended = await suspendRestartLoops(deps.db, threshold);
-      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: 'restart_loop', sessionId: s.sessionId, sessionEnd: s.sessionEnd });
+      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: s.reason, sessionId: s.sessionId, sessionEnd: s.sessionEnd });
       return suspended;
     },
   };

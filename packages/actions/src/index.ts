@@ -12,5 +12,6 @@ export {
   type ReachOutcome,
   type ResetOutcome,
   type ResumeOutcome,
+  type RuntimeOutcome,
   type SuspendOutcome,
 } from './conversation-actions.ts';

@@ -19,4 +19,5 @@ export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts'
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';
 export { createCodexPool } from './codex/codex-pool.ts';
+export { splitCommandLine } from './codex/split-command.ts';
 export type { CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';

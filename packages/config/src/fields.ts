@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 // Field builders shared by every entry point's schema, so one env name means
@@ -128,6 +129,29 @@ function isAddressOrCidr(entry: string): boolean {
 
 /** ADMIN_COOKIE_SECURE: `auto` marks the admin session cookie `Secure` when the client's scheme is https (through TRUST_PROXY behind a proxy). */
 export const adminCookieSecure = z.enum(['auto', 'always', 'never']).default('auto');
+
+/** `on` or `off`, read as a boolean (a switch an operator flips). */
+export const onOff = (fallback: 'on' | 'off') =>
+  z
+    .enum(['on', 'off'], { errorMap: () => ({ message: 'must be on or off' }) })
+    .default(fallback)
+    .transform((value) => value === 'on');
+
+/** The runtime that runs a conversation's turns unless the conversation names its own (docs/codex.md). */
+export const agentRuntime = z.enum(['openai', 'codex'], { errorMap: () => ({ message: 'must be openai or codex' }) }).default('openai');
+
+/**
+ * A directory, resolved to an absolute path against the process's working
+ * directory at start, so a relative setting means one place for the whole
+ * life of the process.
+ */
+export const directory = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .default(fallback)
+    .transform((value) => resolve(value));
 
 /** Comma-separated user keys as turns and approvals name users: `platform:account:user` (e.g. `telegram:123456:42`). */
 export const userKeyList = z

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from './load-config.ts';
 import { gatewayEnvSchema, workerEnvSchema } from './schemas.ts';
@@ -31,11 +32,12 @@ describe('parseConfig', () => {
     expect(error.retryable).toBe(false);
   });
 
-  it('refuses AGENT_RUNTIME=codex, a runtime not built yet, in one line instead of running openai under its name', () => {
-    const error = errorOf(() => parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'codex' }));
+  it('takes AGENT_RUNTIME openai or codex and names anything else in one line', () => {
+    expect(parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'codex' }).AGENT_RUNTIME).toBe('codex');
+    expect(parseConfig(gatewayEnvSchema, { AGENT_RUNTIME: 'codex' }).AGENT_RUNTIME).toBe('codex');
+    const error = errorOf(() => parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'claude' }));
     expect(error.code).toBe('CONFIG_INVALID');
-    expect(error.message).toBe('Invalid configuration: AGENT_RUNTIME must be openai: the codex runtime is not built yet (unset it, or set openai) ("codex")');
-    expect(parseConfig(workerEnvSchema, { ...model, AGENT_RUNTIME: 'openai' }).AGENT_RUNTIME).toBe('openai');
+    expect(error.message).toBe('Invalid configuration: AGENT_RUNTIME must be openai or codex ("claude")');
   });
 
   it('requires the webhook secret when Telegram is on, without echoing secrets', () => {
@@ -82,3 +84,61 @@ function errorOf(fn: () => unknown): ConfigError {
   }
   throw new Error('expected a ConfigError');
 }
+
+describe('the Codex runtime settings (docs/codex.md)', () => {
+  it('has documented defaults, the workspace root resolved absolute against the working directory', () => {
+    const config = parseConfig(workerEnvSchema, { ...model });
+    expect(config).toMatchObject({
+      CODEX_COMMAND: 'codex app-server',
+      CODEX_TURN_TIMEOUT_MS: 600_000,
+      CODEX_IDLE_MS: 600_000,
+      CODEX_MAX_CHILDREN: 8,
+      CODEX_ALLOW_FULL_ACCESS: false,
+      CODEX_WORKSPACES: resolve(process.cwd(), '.codex-workspaces'),
+    });
+    expect(parseConfig(gatewayEnvSchema, {}).CODEX_ALLOW_FULL_ACCESS).toBe(false);
+  });
+
+  it('reads the settings an operator gives', () => {
+    const config = parseConfig(workerEnvSchema, {
+      ...model,
+      CODEX_COMMAND: '/opt/codex/bin/codex app-server',
+      CODEX_WORKSPACES: '/srv/codex',
+      CODEX_TURN_TIMEOUT_MS: '1500',
+      CODEX_IDLE_MS: '2000',
+      CODEX_MAX_CHILDREN: '1',
+      CODEX_ALLOW_FULL_ACCESS: 'on',
+    });
+    expect(config).toMatchObject({
+      CODEX_COMMAND: '/opt/codex/bin/codex app-server',
+      CODEX_WORKSPACES: '/srv/codex',
+      CODEX_TURN_TIMEOUT_MS: 1500,
+      CODEX_IDLE_MS: 2000,
+      CODEX_MAX_CHILDREN: 1,
+      CODEX_ALLOW_FULL_ACCESS: true,
+    });
+    expect(parseConfig(gatewayEnvSchema, { CODEX_ALLOW_FULL_ACCESS: 'on' }).CODEX_ALLOW_FULL_ACCESS).toBe(true);
+  });
+
+  it('stops the worker with one line naming each bad Codex setting', () => {
+    const error = errorOf(() =>
+      parseConfig(workerEnvSchema, {
+        ...model,
+        CODEX_COMMAND: '  ',
+        CODEX_WORKSPACES: '',
+        CODEX_TURN_TIMEOUT_MS: '0',
+        CODEX_IDLE_MS: 'soon',
+        CODEX_MAX_CHILDREN: '0',
+        CODEX_ALLOW_FULL_ACCESS: 'yes',
+      }),
+    );
+    expect(error.message).not.toContain('\n');
+    expect(error.message).toMatch(/CODEX_COMMAND must not be empty/);
+    expect(error.message).toMatch(/CODEX_WORKSPACES must not be empty/);
+    expect(error.message).toMatch(/CODEX_TURN_TIMEOUT_MS must be between 1000 and 14400000/);
+    expect(error.message).toMatch(/CODEX_IDLE_MS must be a number/);
+    expect(error.message).toMatch(/CODEX_MAX_CHILDREN must be between 1 and 256/);
+    expect(error.message).toMatch(/CODEX_ALLOW_FULL_ACCESS must be on or off \("yes"\)/);
+    expect(() => parseConfig(gatewayEnvSchema, { CODEX_ALLOW_FULL_ACCESS: 'true' })).toThrow(/CODEX_ALLOW_FULL_ACCESS must be on or off/);
+  });
+});

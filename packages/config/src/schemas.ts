@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import {
   adminCookieSecure,
+  agentRuntime,
   busyInputMode,
+  directory,
   intInRange,
   logLevel,
   nonNegativeInt,
+  onOff,
   optionalSecret,
   port,
   positiveInt,
@@ -54,6 +57,25 @@ const shared = {
   APPROVERS: userKeyList,
 };
 
+/**
+ * The Codex runtime (docs/codex.md, "Set-up"). A worker starts without Codex
+ * installed: the child is spawned only when a Codex conversation runs.
+ */
+const codexSettings = {
+  /** The command line that starts an app-server child (looked up on PATH unless a path). */
+  CODEX_COMMAND: z.string().trim().min(1, 'must not be empty').default('codex app-server'),
+  /** Root of the per-conversation working directories (`<root>/<conversation id>`), resolved absolute at start. */
+  CODEX_WORKSPACES: directory('.codex-workspaces'),
+  /** The longest one Codex turn may run (its own budget instead of TURN_TIMEOUT_MS: an agent that runs commands takes longer). */
+  CODEX_TURN_TIMEOUT_MS: intInRange(600_000, 1_000, 14_400_000),
+  /** A child with no turn for this long is closed (its thread is resumed by a fresh child next time). */
+  CODEX_IDLE_MS: intInRange(600_000, 1_000, 86_400_000),
+  /** Children one worker process keeps at once (the least recently used idle one is closed to make room). */
+  CODEX_MAX_CHILDREN: intInRange(8, 1, 256),
+  /** Whether an operator may give a conversation the full-access profile (no sandbox); a stored full-access counts only while on. */
+  CODEX_ALLOW_FULL_ACCESS: onOff('off'),
+};
+
 const idList = z
   .string()
   .default('')
@@ -63,6 +85,10 @@ export const gatewayEnvSchema = z
   .object(
     describeShape({
       ...shared,
+      /** Shown as the default of conversations that name no runtime (the worker's AGENT_RUNTIME decides what runs). */
+      AGENT_RUNTIME: agentRuntime,
+      /** The admin API refuses the full-access profile unless this is on (set it alike on gateways and workers). */
+      CODEX_ALLOW_FULL_ACCESS: codexSettings.CODEX_ALLOW_FULL_ACCESS,
       /** Access: who may talk to the bot in DMs and in groups; allowlists per platform. */
       DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
       GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
@@ -141,13 +167,9 @@ export const workerEnvSchema = z
       /** Tell the user in one line when older messages were summarised (off by default: most users never need to know). */
       COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
       RESTART_SUSPEND_THRESHOLD: positiveInt(3),
-      // `codex` is a planned runtime, not a built one: accepting it would run the
-      // OpenAI runtime under a name that promises another, so it stops the worker.
-      AGENT_RUNTIME: z
-        .enum(['openai', 'codex'])
-        .default('openai')
-        .refine((runtime) => runtime === 'openai', { message: 'must be openai: the codex runtime is not built yet (unset it, or set openai)' }),
-      CODEX_COMMAND: z.string().trim().min(1).default('codex app-server'),
+      /** The runtime of conversations that name none (docs/codex.md); an operator sets one per conversation through the admin API. */
+      AGENT_RUNTIME: agentRuntime,
+      ...codexSettings,
       /** How long a question to the chat user waits for an answer before it is declined (fail closed). */
       APPROVAL_TIMEOUT_SECONDS: intInRange(300, 1, 86_400),
       /** on: every approval a runtime asks is granted without asking (non-interactive use only). */

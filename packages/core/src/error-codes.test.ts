@@ -28,6 +28,7 @@ describe('the error code catalog', () => {
       ALREADY_SENT: 409,
       JOB_NOT_FAILED: 409,
       READ_ONLY: 405,
+      FULL_ACCESS_DISABLED: 403,
       REDIS_UNAVAILABLE: 503,
       INTERNAL_ERROR: 500,
     });

@@ -39,6 +39,8 @@ export const errorCodes = {
   ALREADY_SENT: { family: 'admin', retryable: false, httpStatus: 409 },
   JOB_NOT_FAILED: { family: 'admin', retryable: false, httpStatus: 409 },
   READ_ONLY: { family: 'admin', retryable: false, httpStatus: 405 },
+  /** The full-access Codex profile while CODEX_ALLOW_FULL_ACCESS is off (docs/codex.md). */
+  FULL_ACCESS_DISABLED: { family: 'admin', retryable: false, httpStatus: 403 },
   REDIS_UNAVAILABLE: { family: 'admin', retryable: true, httpStatus: 503 },
   INTERNAL_ERROR: { family: 'admin', retryable: false, httpStatus: 500 },
 

@@ -67,3 +67,5 @@ export {
   type StaleTurnFate,
   type TurnWorker,
 } from './restart-rules.ts';
+export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './workspace-path.ts';
+export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';

@@ -88,13 +88,15 @@ function renderList() {
       cell(c.chatId + (c.threadId ? ` / ${c.threadId}` : '')),
       Object.assign(cell(c.status, `status-${c.status}`), { title: c.suspendReason || '' }),
       cell(c.busyMode || 'default'),
+      cell((c.runtime || 'default') + (c.permissionProfile ? ` / ${c.permissionProfile}` : '')),
       cell(activity, activity.startsWith('running') ? 'activity-running' : ''),
       cell(String(c.queuedInput)),
       cell(String(c.restartCount)),
       cell(new Date(c.updatedAt).toLocaleTimeString()),
     );
     tr.children[3].dataset.testid = 'status';
-    tr.children[5].dataset.testid = 'activity';
+    tr.children[5].dataset.testid = 'runtime';
+    tr.children[6].dataset.testid = 'activity';
     tr.addEventListener('click', () => select(c.id));
     body.append(tr);
   }
@@ -125,6 +127,13 @@ async function loadDetail(id) {
   $('detail-turn').textContent = detail.runningTurn ? `turn ${detail.runningTurn.id} since ${new Date(detail.runningTurn.startedAt).toLocaleTimeString()}` : 'none';
   $('detail-queued').textContent = String(c.queuedInput);
   $('busy-mode').value = c.busyMode || '';
+  $('detail-runtime').textContent = c.runtime || `default (${detail.defaultRuntime})`;
+  $('detail-profile').textContent = (c.permissionProfile || 'default (read-only)') + (c.permissionProfile === 'full-access' && !detail.fullAccessAllowed ? ' — runs read-only: full access is off' : '');
+  $('detail-crashes').textContent = String(c.runtimeCrashStreak);
+  $('runtime').value = c.runtime || '';
+  $('permission-profile').value = c.permissionProfile || '';
+  // Offered only where the gateway allows it (CODEX_ALLOW_FULL_ACCESS); the API refuses it otherwise.
+  $('permission-profile').querySelector('option[value="full-access"]').disabled = !detail.fullAccessAllowed;
   const messages = transcript.messages.slice().reverse();
   // Questions asked of the chat user sit in the transcript where they were asked (from the oldest message shown on).
   const since = messages.length > 0 ? messages[0].createdAt : '';
@@ -165,6 +174,8 @@ async function runAction(action) {
   let result;
   if (action === 'busy-mode') {
     result = await api('PUT', `${path}/busy-mode`, { mode: $('busy-mode').value || null });
+  } else if (action === 'runtime') {
+    result = await api('PUT', `${path}/runtime`, { runtime: $('runtime').value || null, permissionProfile: $('permission-profile').value || null });
   } else if (action === 'delete') {
     const key = state.conversations.get(id)?.key;
     const typed = window.prompt(`Delete conversation ${id} and its whole transcript?\nType its key to confirm:\n${key}`);

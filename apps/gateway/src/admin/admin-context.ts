@@ -25,7 +25,7 @@ export interface AdminContext {
   log: Logger;
   metrics: GatewayMetrics;
   tokens: readonly AdminToken[];
-  /** Reset, suspend, resume, delete, busy mode, stop and compact: the same actions the chat commands reach. */
+  /** Reset, suspend, resume, delete, busy mode, runtime, stop and compact: the same actions the chat commands reach. */
   actions: ConversationActions;
 }
 
@@ -58,5 +58,6 @@ export function createAdminActions(deps: { config: GatewayConfig; db: Database; 
       emit(event).catch((err: unknown) => deps.log.warn({ err, type: event.type, conversationId: event.conversationId }, 'lifecycle event not recorded or published')),
     log: deps.log,
     reach: { redis: deps.redis, prefix: deps.config.REDIS_PREFIX, queue: deps.queue },
+    fullAccessAllowed: deps.config.CODEX_ALLOW_FULL_ACCESS,
   });
 }

@@ -167,6 +167,21 @@ const routes: readonly RouteShape[] = [
     badBody: fc.constantFrom(obj({}), obj({ mode: str('bogus') }), obj({ mode: raw('1') }), obj({ mode: str('queue'), extra: raw('1') }), raw('null'), obj({ mode: str('QUEUE') })),
   },
   {
+    method: 'PUT',
+    path: '/admin/conversations/{id}/runtime',
+    mutating: true,
+    body: fc
+      .tuple(fc.constantFrom('openai', 'codex', null, undefined), fc.constantFrom('read-only', 'workspace-write', 'full-access', null, undefined))
+      .filter(([runtime, profile]) => runtime !== undefined || profile !== undefined)
+      .map(([runtime, profile]) =>
+        obj({
+          ...(runtime === undefined ? {} : { runtime: runtime === null ? raw('null') : str(runtime) }),
+          ...(profile === undefined ? {} : { permissionProfile: profile === null ? raw('null') : str(profile) }),
+        }),
+      ),
+    badBody: fc.constantFrom(obj({}), obj({ runtime: str('claude') }), obj({ permissionProfile: str('root') }), obj({ runtime: raw('1') }), obj({ runtime: str('codex'), extra: raw('1') }), raw('null'), obj({ runtime: str('CODEX') })),
+  },
+  {
     method: 'DELETE',
     path: '/admin/conversations/{id}',
     mutating: true,
@@ -305,6 +320,13 @@ function fillPath(route: RouteShape, id: string, ctx: CaseContext): string {
   return route.path.replace('{id}', percentEncode(id)).replace('{job}', percentEncode(`${jobText[ctx.seq % jobText.length] ?? ''}fuzz-${ctx.tag}-${ctx.seq}`));
 }
 
+/** A body the route would accept, to truncate, mislabel or pad. */
+function baseBodyOf(path: string): JsonNode {
+  if (path.endsWith('busy-mode')) return obj({ mode: str('queue') });
+  if (path.endsWith('runtime')) return obj({ runtime: str('codex') });
+  return obj({ reason: str('fuzz') });
+}
+
 function buildPlan(plan: Plan, ctx: CaseContext): BuiltRequest {
   const host = new URL(ctx.target.baseUrl).host;
   const headers: [string, string][] = plan.credential.headers(ctx, host);
@@ -320,7 +342,7 @@ function buildPlan(plan: Plan, ctx: CaseContext): BuiltRequest {
     if (plan.body !== undefined && plan.route.method !== 'GET') body = Buffer.from(renderJson(plan.body));
   } else {
     const what = plan.what;
-    const base = () => Buffer.from(renderJson(plan.route.path.endsWith('busy-mode') ? obj({ mode: str('queue') }) : obj({ reason: str('fuzz') })));
+    const base = () => Buffer.from(renderJson(baseBodyOf(plan.route.path)));
     switch (what.w) {
       case 'body':
         body = Buffer.from(renderJson(what.body));

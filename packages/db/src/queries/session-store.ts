@@ -40,7 +40,7 @@ export async function resetConversationSession(db: DbExecutor, conversationId: n
     if (!created) throw new Error('session insert returned nothing');
     await tx
       .update(conversations)
-      .set({ currentSessionId: created.id, restartCount: 0, updatedAt: sql`now()` })
+      .set({ currentSessionId: created.id, restartCount: 0, runtimeCrashStreak: 0, updatedAt: sql`now()` })
       .where(eq(conversations.id, conversationId));
     return { kind: 'reset', oldSessionId, newSessionId: created.id };
   });

@@ -50,6 +50,7 @@ export async function suspendConversation(db: DbExecutor, conversationId: number
         preSuspendSessionId: row.currentSessionId,
         currentSessionId: null,
         restartCount: 0,
+        runtimeCrashStreak: 0,
         updatedAt: sql`now()`,
       })
       .where(eq(conversations.id, conversationId))

@@ -157,7 +157,7 @@ describe('the restart threshold', () => {
     expect((await suspendRestartLoops(db.client.db, threshold)).map((s) => s.conversationId)).not.toContain(ids.conversationId);
     expect((await stored(ids.conversationId)).status).toBe('active');
     await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
-    expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked' });
+    expect(await suspendRestartLoops(db.client.db, threshold)).toContainEqual({ conversationId: ids.conversationId, sessionId: ids.sessionId, sessionEnd: 'parked', reason: 'restart_loop' });
     expect(await stored(ids.conversationId)).toMatchObject({ status: 'suspended', restart_count: 0 });
     const [held] = await db.client.db.$client<{ status: string }[]>`select status from inbound_events where id = ${ids.eventId}`;
     expect(held?.status).toBe('held');

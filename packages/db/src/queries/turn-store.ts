@@ -70,7 +70,7 @@ export type BeginTurnResult =
   | { kind: 'begun'; turnId: number }
   /** Another turn of the conversation is still running (the partial unique index said so): settle it first. */
   | { kind: 'occupied' }
-  /** The conversation reached the restart threshold: suspend it, never start a turn on it (docs/restarts.md). */
+  /** The conversation reached the restart threshold, or as many runtime crashes in a row: suspend it, never start a turn on it (docs/restarts.md, docs/codex.md). */
   | { kind: 'restart_loop' }
   /** The user of the turn's first input already runs USER_MAX_RUNNING_TURNS turns: defer it, its input stays pending. */
   | { kind: 'user_busy' };
@@ -93,7 +93,8 @@ export interface BeginTurnInput {
  * Inserts the running turn, from the moment a worker starts working on the
  * input (compression included), so a crash at any point of the turn is seen
  * and counted (issue 16, defect 4). The same statement refuses a turn on a
- * conversation at or past the restart threshold (defect 7), and the partial
+ * conversation at or past the restart threshold (defect 7; its runtime crash
+ * streak counts against the same threshold), and the partial
  * unique index refuses a second running turn. Expected refusals are values.
  *
  * It also holds the user's turns to `maxRunningPerUser` (issue 17, defect 3),
@@ -120,7 +121,7 @@ async function tryBeginTurn(db: Database, input: BeginTurnInput): Promise<BeginT
   try {
     const [row] = await db.$client<{ id: string | null; allowed: boolean; slot: number | null }[]>`
       with conv as materialized (
-        select restart_count < ${input.suspendThreshold} as allowed from conversations where id = ${input.conversationId}
+        select restart_count < ${input.suspendThreshold} and runtime_crash_streak < ${input.suspendThreshold} as allowed from conversations where id = ${input.conversationId}
       ), owner as materialized (
         -- The turn's user as platform:account:user; loadTurnState spells the same key (turn-state.test.ts checks they agree).
         select (select e.platform || ':' || e.account_id || ':' || e.user_id from inbound_events e where e.id = ${input.firstInputEventId}) as user_key
@@ -260,10 +261,19 @@ export interface CommitTurnInput {
    * answers the /stop says "Stopped.", even after this one died.
    */
   stoppedByEventId?: number;
+  /**
+   * The runtime's thread this turn ran in (a Codex thread), kept on the
+   * session so the next turn, on any worker, continues it. Written only under
+   * the fence: a superseded turn never moves the session to its thread.
+   */
+  runtimeThreadId?: string;
+  /** What the turn does to `conversations.runtime_crash_streak` (core crashStreakChangeOf); absent: nothing. */
+  crashStreak?: 'increment' | 'reset' | 'keep';
 }
 
 export type CommitTurnResult =
-  | { kind: 'committed'; outbox: OutboxRow[]; messages: MessageRow[] }
+  /** `crashStreak`: the conversation's runtime crash streak after this commit (null when the commit did not touch it). */
+  | { kind: 'committed'; outbox: OutboxRow[]; messages: MessageRow[]; crashStreak: number | null }
   /**
    * Nothing was written: the turn is no longer running (cut off, or
    * superseded by a new lease holder), or its input was already taken by
@@ -308,7 +318,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
-  const [row] = await db.$client<{ fenced: boolean; outbox: JsonRow[] | null; messages: JsonRow[] | null }[]>`
+  const threadId = input.runtimeThreadId ?? null;
+  const crash = input.crashStreak === 'keep' ? null : (input.crashStreak ?? null);
+  const [row] = await db.$client<{ fenced: boolean; outbox: JsonRow[] | null; messages: JsonRow[] | null; crash_streak: number | null }[]>`
     with turn_ok as materialized (
       -- The conversation row is locked after the turn row, in the order an operator's action takes them (fenceRunningTurns).
       select t.id from turns t join conversations c on c.id = t.conversation_id
@@ -320,8 +332,10 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       select 1 as ok where (${turnId}::bigint is null or exists (select 1 from turn_ok))
         and (select count(*) from input_ok) = cardinality(${eventIds}::bigint[])
     ), s as (
-      update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens}
-      where id = ${input.sessionId} and ${count}::int > 0 and exists (select 1 from fence)
+      -- One update of the session row (a statement may change a row once): the sequence and the runtime's thread.
+      update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens},
+        runtime_thread_id = coalesce(${threadId}::text, runtime_thread_id)
+      where id = ${input.sessionId} and (${count}::int > 0 or ${threadId}::text is not null) and exists (select 1 from fence)
       returning last_seq
     ), m as (
       insert into messages (session_id, seq, role, content, tokens, tool_calls, tool_call_id, tool_name, inbound_event_id, turn_id)
@@ -337,9 +351,12 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       returning 1
     ), c as (
       -- Input was taken, so the queue is below its cap again and a later overflow is told anew.
-      update conversations set updated_at = now(), input_overflow_at = null
-      where id = ${input.conversationId} and cardinality(${eventIds}::bigint[]) > 0 and exists (select 1 from fence)
-      returning 1
+      -- The runtime crash streak moves in the same update (docs/codex.md, "Crashes and suspension").
+      update conversations set updated_at = now(),
+        input_overflow_at = case when cardinality(${eventIds}::bigint[]) > 0 then null else input_overflow_at end,
+        runtime_crash_streak = case ${crash}::text when 'increment' then runtime_crash_streak + 1 when 'reset' then 0 else runtime_crash_streak end
+      where id = ${input.conversationId} and (cardinality(${eventIds}::bigint[]) > 0 or ${crash}::text is not null) and exists (select 1 from fence)
+      returning runtime_crash_streak
     ), o as (
       insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, claimed_by, claimed_until)
       select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text,
@@ -360,7 +377,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       union all select * from o
     ) x), '[]') as outbox,
     -- The stored transcript rows, so the worker's history cache takes them without reading them back.
-    (select json_agg(m order by m.seq) from m) as messages`;
+    (select json_agg(m order by m.seq) from m) as messages,
+    case when ${crash}::text is null then null else (select runtime_crash_streak from c) end as crash_streak`;
   if (!row?.fenced) return { kind: 'stale' };
-  return { kind: 'committed', outbox: (row.outbox ?? []).map(toOutbox), messages: (row.messages ?? []).map(toMessage) };
+  const crashStreak = row.crash_streak === null ? null : Number(row.crash_streak);
+  return { kind: 'committed', outbox: (row.outbox ?? []).map(toOutbox), messages: (row.messages ?? []).map(toMessage), crashStreak };
 }

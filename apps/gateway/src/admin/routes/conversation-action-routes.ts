@@ -5,7 +5,7 @@ import { loadConversationSummary } from '@switchboard/db';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError, type AdminErrorCode } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
-import { BusyMode, ConversationView, viewConversation } from '../schemas/conversation-schemas.ts';
+import { BusyMode, ConversationView, RuntimeSettingBody, viewConversation } from '../schemas/conversation-schemas.ts';
 import { notFound } from './conversation-routes.ts';
 
 const ActionResult = Type.Object({ ok: Type.Literal(true), conversation: ConversationView });
@@ -24,6 +24,7 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
   registerResetRoute(app, ctx);
   registerRequestRoutes(app, ctx);
   registerSettingRoutes(app, ctx);
+  registerRuntimeRoute(app, ctx);
 }
 
 type Routes = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -225,6 +226,40 @@ function registerSettingRoutes(app: Routes, ctx: AdminContext): void {
         throw new AdminError('CONFIRMATION_MISMATCH', "confirm must be the conversation's key", { field: 'confirm' });
       }
       return { ok: true as const, deleted: { id, key: result.key } };
+    },
+  );
+}
+
+/** The runtime and the Codex permission profile (docs/codex.md). */
+function registerRuntimeRoute(app: Routes, ctx: AdminContext): void {
+  app.put(
+    '/conversations/:id/runtime',
+    {
+      schema: {
+        tags,
+        summary:
+          "Set the conversation's runtime (openai, codex; null: the global AGENT_RUNTIME) and/or its Codex permission profile (read-only, workspace-write, full-access; null: read-only). A field left out stays. The next turn uses it. full-access: 403 FULL_ACCESS_DISABLED unless CODEX_ALLOW_FULL_ACCESS is on",
+        params: IdParams,
+        body: RuntimeSettingBody,
+        response: { 200: ActionResult, ...errors(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const id = request.params.id;
+      const change = request.body;
+      const result = await ctx.actions.setRuntime(
+        id,
+        change,
+        audited(ctx, request, 'conversation.runtime', id, (r) => ({
+          code: r.kind === 'set' ? null : r.kind === 'not_found' ? 'CONVERSATION_NOT_FOUND' : 'FULL_ACCESS_DISABLED',
+          detail: { ...change },
+        })),
+      );
+      if (result.kind === 'not_found') throw notFound(id);
+      if (result.kind === 'full_access_disabled') {
+        throw new AdminError('FULL_ACCESS_DISABLED', 'the full-access profile is off on this gateway (CODEX_ALLOW_FULL_ACCESS)', { field: 'permissionProfile' });
+      }
+      return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );
 }

@@ -50,7 +50,7 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
     {
       schema: {
         tags: ['conversations'],
-        summary: 'One conversation: status, busy mode, restart counter, session chain, running turn, queued input',
+        summary: 'One conversation: status, busy mode, runtime and permission profile, restart counter, session chain, running turn, queued input',
         params: IdParams,
         response: { 200: ConversationDetailView, ...errors(400, 404) },
       },
@@ -58,7 +58,7 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
     async (request) => {
       const detail = await loadConversationDetail(ctx.db, request.params.id);
       if (!detail) throw notFound(request.params.id);
-      return viewDetail(detail, ctx.config.BUSY_INPUT_MODE);
+      return viewDetail(detail, { busyMode: ctx.config.BUSY_INPUT_MODE, runtime: ctx.config.AGENT_RUNTIME, fullAccessAllowed: ctx.config.CODEX_ALLOW_FULL_ACCESS });
     },
   );
 

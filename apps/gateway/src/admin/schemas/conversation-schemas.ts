@@ -1,9 +1,25 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
+import { agentRuntimeNames, permissionProfiles } from '@switchboard/core';
 import type { ConversationDetail, ConversationSummary, SessionSummary, TranscriptMessage } from '@switchboard/db';
 import { ApprovalView } from './approval-schemas.ts';
 import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, RowId, Timestamp, toIso } from './common-schemas.ts';
 
 export const BusyMode = Type.Enum([...busyModes]);
+export const RuntimeName = Type.Enum([...agentRuntimeNames]);
+export const PermissionProfileName = Type.Enum([...permissionProfiles]);
+
+/** PUT /admin/conversations/{id}/runtime: what to change; a field left out stays, null means the default. */
+export const RuntimeSettingBody = Type.Object(
+  {
+    runtime: Type.Optional(Type.Union([RuntimeName, Type.Null()], { description: 'openai or codex; null: the global AGENT_RUNTIME' })),
+    permissionProfile: Type.Optional(
+      Type.Union([PermissionProfileName, Type.Null()], {
+        description: 'The Codex sandbox and approval profile; null: read-only. full-access is refused (403 FULL_ACCESS_DISABLED) unless CODEX_ALLOW_FULL_ACCESS is on',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export const ConversationListQuery = Type.Object(
   {
@@ -30,6 +46,9 @@ export const ConversationView = Type.Object({
   suspendedAt: NullableTimestamp,
   busyMode: Type.Union([BusyMode, Type.Null()], { description: 'null: the global BUSY_INPUT_MODE' }),
   restartCount: Type.Integer(),
+  runtime: Type.Union([RuntimeName, Type.Null()], { description: 'null: the global AGENT_RUNTIME' }),
+  permissionProfile: Type.Union([PermissionProfileName, Type.Null()], { description: 'Codex sandbox and approval profile; null: read-only' }),
+  runtimeCrashStreak: Type.Integer({ description: 'Runtime children that died mid-turn in a row; suspended at RESTART_SUSPEND_THRESHOLD' }),
   currentSessionId: NullableInteger,
   preSuspendSessionId: NullableInteger,
   lastCompressedAt: NullableTimestamp,
@@ -56,6 +75,8 @@ export const SessionView = Type.Object({
 export const ConversationDetailView = Type.Object({
   conversation: ConversationView,
   defaultBusyMode: Type.String({ description: "The gateway's BUSY_INPUT_MODE, used when busyMode is null" }),
+  defaultRuntime: Type.String({ description: "The gateway's AGENT_RUNTIME, used when runtime is null (set it alike on gateways and workers)" }),
+  fullAccessAllowed: Type.Boolean({ description: "The gateway's CODEX_ALLOW_FULL_ACCESS: whether full-access may be set; a stored full-access runs read-only while it is off" }),
   chain: Type.Array(SessionView, { description: 'The session chain, root first, head (current or pre-suspension) last' }),
   runningTurn: Type.Union([
     Type.Object({ id: Type.Integer(), sessionId: Type.Integer(), workerId: NullableString, startedAt: Timestamp }),
@@ -110,6 +131,9 @@ export function viewConversation(row: ConversationSummary): ConversationViewT {
     suspendedAt: toIso(row.suspendedAt),
     busyMode: row.busyMode,
     restartCount: row.restartCount,
+    runtime: row.runtime,
+    permissionProfile: row.permissionProfile,
+    runtimeCrashStreak: row.runtimeCrashStreak,
     currentSessionId: row.currentSessionId,
     preSuspendSessionId: row.preSuspendSessionId,
     lastCompressedAt: toIso(row.lastCompressedAt),
@@ -120,10 +144,19 @@ export function viewConversation(row: ConversationSummary): ConversationViewT {
   };
 }
 
-export function viewDetail(detail: ConversationDetail, defaultBusyMode: string): Static<typeof ConversationDetailView> {
+/** The gateway's defaults a conversation's detail is read against. */
+export interface ConversationDefaults {
+  busyMode: string;
+  runtime: string;
+  fullAccessAllowed: boolean;
+}
+
+export function viewDetail(detail: ConversationDetail, defaults: ConversationDefaults): Static<typeof ConversationDetailView> {
   return {
     conversation: viewConversation(detail.conversation),
-    defaultBusyMode,
+    defaultBusyMode: defaults.busyMode,
+    defaultRuntime: defaults.runtime,
+    fullAccessAllowed: defaults.fullAccessAllowed,
     chain: detail.chain.map((s: SessionSummary) => ({ ...s, createdAt: toIso(s.createdAt), endedAt: toIso(s.endedAt) })),
     runningTurn: detail.runningTurn ? { ...detail.runningTurn, startedAt: toIso(detail.runningTurn.startedAt) } : null,
   };

@@ -1,0 +1,110 @@
+import { mkdir, realpath } from 'node:fs/promises';
+import { createCodexPool, type AgentRuntime, type AskUser, type CodexPool } from '@switchboard/agent';
+import type { WorkerConfig } from '@switchboard/config';
+import { isInsideDirectory, resolveAgentRuntime, resolvePermissionProfile, resolveWorkspacePath, type AgentRuntimeName } from '@switchboard/core';
+import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
+import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
+
+/**
+ * Which runtime runs a conversation's turn (docs/codex.md): its own setting
+ * (`conversations.runtime`, set by an operator), else AGENT_RUNTIME. The
+ * OpenAI runtime is built once per worker; Codex children come from one pool
+ * per worker process, created when the first Codex turn runs and closed on
+ * shutdown, each conversation working in its own directory under
+ * CODEX_WORKSPACES.
+ */
+export interface TurnRuntimes {
+  /** The runtime of this conversation's next turn, or why it cannot run (a value: the turn ends with a notice). */
+  runtimeFor(conversation: ConversationRow): Promise<RuntimeChoice>;
+  /** Closes the Codex children, if any were started (graceful shutdown, after the drain). */
+  close(): Promise<void>;
+}
+
+export type RuntimeChoice = { kind: 'ready'; name: AgentRuntimeName; runtime: AgentRuntime } | { kind: 'workspace_refused'; path: string; reason: string };
+
+type RuntimeConfig = Pick<
+  WorkerConfig,
+  'AGENT_RUNTIME' | 'CODEX_COMMAND' | 'CODEX_WORKSPACES' | 'CODEX_IDLE_MS' | 'CODEX_MAX_CHILDREN' | 'CODEX_ALLOW_FULL_ACCESS' | 'TURN_TIMEOUT_MS' | 'CODEX_TURN_TIMEOUT_MS'
+>;
+
+/** The runtime name a conversation's turns use now. */
+export function runtimeNameOf(config: Pick<RuntimeConfig, 'AGENT_RUNTIME'>, conversation: Pick<ConversationRow, 'runtime'>): AgentRuntimeName {
+  return resolveAgentRuntime(conversation.runtime, config.AGENT_RUNTIME);
+}
+
+/** The turn's time budget: CODEX_TURN_TIMEOUT_MS for a Codex turn, TURN_TIMEOUT_MS otherwise. */
+export function turnTimeoutOf(config: RuntimeConfig, conversation: Pick<ConversationRow, 'runtime'>): number {
+  return runtimeNameOf(config, conversation) === 'codex' ? config.CODEX_TURN_TIMEOUT_MS : config.TURN_TIMEOUT_MS;
+}
+
+export function createTurnRuntimes(config: RuntimeConfig, openai: AgentRuntime, log: Logger): TurnRuntimes {
+  let pool: CodexPool | undefined;
+  const codexPool = (): CodexPool => {
+    pool ??= createCodexPool({ command: config.CODEX_COMMAND, idleMs: config.CODEX_IDLE_MS, maxChildren: config.CODEX_MAX_CHILDREN, logger: log.child({ runtime: 'codex' }) });
+    return pool;
+  };
+  return {
+    async runtimeFor(conversation) {
+      const name = runtimeNameOf(config, conversation);
+      if (name === 'openai') return { kind: 'ready', name, runtime: openai };
+      const workspace = await ensureWorkspace(config.CODEX_WORKSPACES, conversation.id);
+      if (workspace.kind !== 'ready') return workspace;
+      const profile = resolvePermissionProfile(conversation.permissionProfile, config.CODEX_ALLOW_FULL_ACCESS);
+      // autoApprove stays off: CODEX_AUTO_APPROVE is applied by the turn's askUser, which records each grant (docs/codex.md).
+      return { kind: 'ready', name, runtime: codexPool().runtimeFor(conversation.id, { cwd: workspace.path, profile, autoApprove: false }) };
+    },
+    async close() {
+      const closing = pool;
+      pool = undefined;
+      await closing?.close();
+    },
+  };
+}
+
+/**
+ * `<root>/<conversation id>`, created if missing, and checked again once
+ * real: the real directory must lie inside the real root, so a symbolic
+ * link put in the root (or a root that moved) cannot send a conversation's
+ * commands anywhere else.
+ */
+export async function ensureWorkspace(root: string, conversationId: number): Promise<{ kind: 'ready'; path: string } | { kind: 'workspace_refused'; path: string; reason: string }> {
+  const planned = resolveWorkspacePath(root, conversationId);
+  if (!planned.ok) return { kind: 'workspace_refused', path: root, reason: planned.reason };
+  await mkdir(planned.path, { recursive: true, mode: 0o700 });
+  const [realRoot, realPath] = await Promise.all([realpath(root), realpath(planned.path)]);
+  if (!isInsideDirectory(realRoot, realPath)) return { kind: 'workspace_refused', path: planned.path, reason: 'outside_root' };
+  return { kind: 'ready', path: realPath };
+}
+
+/** The turn that asks the chat user to approve an action (a Codex command or file change). */
+export interface AskingTurn {
+  conversationId: number;
+  platform: string;
+  replyTarget: Record<string, unknown>;
+  /** The user whose message started the turn (turns.user_key, `platform:account:user`): who may answer besides APPROVERS. */
+  askedOfUserKey: string;
+  /** The running-turn row's insert: the approval is stored against the turn's id. */
+  begin: Promise<BeginTurnResult>;
+}
+
+/**
+ * The runtime's `askUser` for one turn (docs/codex.md, "Approvals in chat"):
+ * `createChatAskUser` (approvals/) built once the turn's row exists, one per
+ * turn so its questions go one at a time. A turn that did not begin asks
+ * nobody: `unanswered`, which the runtime takes as a refusal (fail closed).
+ */
+export function createTurnAskUser(ctx: ApprovalContext, turn: AskingTurn): AskUser {
+  let asking: Promise<AskUser | undefined> | undefined;
+  return async (question, signal) => {
+    asking ??= turn.begin.then(
+      (begun) =>
+        begun.kind === 'begun'
+          ? createChatAskUser(ctx, { conversationId: turn.conversationId, turnId: begun.turnId, platform: turn.platform, replyTarget: turn.replyTarget, askedOfUserKey: turn.askedOfUserKey })
+          : undefined,
+      () => undefined,
+    );
+    const ask = await asking;
+    return ask ? ask(question, signal) : { decision: 'unanswered' };
+  };
+}

@@ -1,0 +1,36 @@
+import { eq, sql } from 'drizzle-orm';
+import { conversations } from '../schema/conversations.ts';
+import type { DbExecutor } from './admin-executor.ts';
+
+type RuntimeName = NonNullable<(typeof conversations.$inferSelect)['runtime']>;
+type ProfileName = NonNullable<(typeof conversations.$inferSelect)['permissionProfile']>;
+
+/** What an operator changes; a field left out is left as it is, null means "the default". */
+export interface RuntimeSettingChange {
+  runtime?: RuntimeName | null;
+  permissionProfile?: ProfileName | null;
+}
+
+export interface RuntimeSetting {
+  runtime: RuntimeName | null;
+  permissionProfile: ProfileName | null;
+}
+
+/**
+ * Sets a conversation's runtime and/or Codex permission profile
+ * (docs/codex.md). Read by the worker at each turn, so the next turn uses
+ * it; a turn running now keeps what it started with. Returns the setting
+ * now stored, or undefined when there is no such conversation.
+ */
+export async function setConversationRuntime(db: DbExecutor, conversationId: number, change: RuntimeSettingChange): Promise<RuntimeSetting | undefined> {
+  const [row] = await db
+    .update(conversations)
+    .set({
+      ...(change.runtime !== undefined ? { runtime: change.runtime } : {}),
+      ...(change.permissionProfile !== undefined ? { permissionProfile: change.permissionProfile } : {}),
+      updatedAt: sql`now()`,
+    })
+    .where(eq(conversations.id, conversationId))
+    .returning({ runtime: conversations.runtime, permissionProfile: conversations.permissionProfile });
+  return row;
+}

@@ -1,0 +1,57 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { splitCommandLine } from '@switchboard/agent';
+import { readSetting, type CheckResult } from './doctor-checks.ts';
+
+const install = 'install Codex as the worker\'s user (npm i -g @openai/codex, then codex login) or set CODEX_COMMAND (docs/codex.md, "Set-up")';
+
+/**
+ * The Codex runtime's set-up (docs/codex.md): with AGENT_RUNTIME=codex, the
+ * program CODEX_COMMAND starts must be found (a path, or a name on PATH) and
+ * CODEX_WORKSPACES must be a directory the worker can create and write. It
+ * starts nothing: a Codex login is checked by Codex itself at the first turn.
+ */
+export async function checkCodex(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'codex';
+  if (readSetting(env, 'AGENT_RUNTIME') !== 'codex') {
+    return { name, status: 'skip', detail: 'AGENT_RUNTIME is not codex (a conversation an operator sets to codex needs this set-up too)' };
+  }
+  const command = readSetting<string>(env, 'CODEX_COMMAND');
+  const workspaces = readSetting<string>(env, 'CODEX_WORKSPACES');
+  if (!command || !workspaces) return { name, status: 'skip', detail: 'CODEX_COMMAND or CODEX_WORKSPACES is invalid (see config)' };
+  const program = splitCommandLine(command)?.[0];
+  if (!program) return { name, status: 'fail', detail: 'CODEX_COMMAND has an unterminated quote', fix: 'correct CODEX_COMMAND' };
+  const found = await findExecutable(program, env.PATH ?? '');
+  if (!found) return { name, status: 'fail', detail: `${program} (from CODEX_COMMAND) is not ${program.includes('/') ? 'an executable file' : 'on PATH'}`, fix: install };
+  const blocked = await findUnwritable(workspaces);
+  if (blocked) return { name, status: 'fail', detail: `CODEX_WORKSPACES ${workspaces}: ${blocked}`, fix: "make it a directory the worker's user can write, or set CODEX_WORKSPACES" };
+  return { name, status: 'ok', detail: `${program} found at ${found}; workspaces under ${workspaces}` };
+}
+
+/** The program's path: as given when it names a path, else the first match on PATH. */
+export async function findExecutable(program: string, path: string): Promise<string | undefined> {
+  const candidates = program.includes('/') ? [program] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, program));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      if ((await stat(candidate)).isFile()) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/** Why the worker could not create or write the directory; undefined when it can (mkdir -p from the nearest existing ancestor). */
+async function findUnwritable(directory: string): Promise<string | undefined> {
+  if (!isAbsolute(directory)) return 'not an absolute path';
+  for (let current = directory; ; current = dirname(current)) {
+    const found = await stat(current).catch(() => undefined);
+    if (found) {
+      if (!found.isDirectory()) return `${current} is not a directory`;
+      return (await access(current, constants.W_OK).then(() => true, () => false)) ? undefined : `${current} is not writable`;
+    }
+    if (dirname(current) === current) return 'no existing ancestor';
+  }
+}

@@ -1,0 +1,214 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '@switchboard/harness';
+import { liveWorkers } from '../support/restart-helpers.ts';
+import { postJson, TestSystem } from '../support/system.ts';
+import { waitForCondition } from '../support/turn-helpers.ts';
+
+// Issue 21: a Telegram conversation answered by the Codex runtime
+// (AGENT_RUNTIME=codex) against the fake app-server of apps/sim as a real
+// child of a real worker process: threads resumed after a worker restart, a
+// child dying mid-turn, interrupts, the turn deadline, and crashes in a row
+// suspending the conversation (docs/codex.md).
+
+const fakeCodexCommand = `"${process.execPath}" "${join(repoRoot, 'apps/sim/bin/fake-codex-app-server.mjs')}"`;
+const crashedNotice = 'The agent process stopped unexpectedly. Please send your message again.';
+const timedOutNotice = 'That took too long and was stopped. Please try again, perhaps with a smaller request.';
+const crashLoopNotice = 'Your previous session was paused after the agent process stopped unexpectedly several times in a row';
+
+interface Logged {
+  pid: number;
+  received: { method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
+}
+
+/** A throwaway dir for the fake's threads, its log and the workspaces; the env that points a worker at them. */
+function codexSetup(extra: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
+  const logFile = join(dir, 'fake-codex.jsonl');
+  const workerEnv = {
+    AGENT_RUNTIME: 'codex',
+    CODEX_COMMAND: fakeCodexCommand,
+    CODEX_WORKSPACES: join(dir, 'workspaces'),
+    FAKE_CODEX_STATE_DIR: join(dir, 'state'),
+    FAKE_CODEX_LOG: logFile,
+    DRAIN_TIMEOUT_MS: '300',
+    HEARTBEAT_INTERVAL_MS: '200',
+    WORKER_DEAD_AFTER_MS: '1500',
+    SWEEP_INTERVAL_MS: '300',
+    ...extra,
+  };
+  const readLog = (): Logged[] => {
+    try {
+      return readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Logged);
+    } catch {
+      return [];
+    }
+  };
+  return { dir, workerEnv, readLog, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+type Setup = ReturnType<typeof codexSetup>;
+
+/** The turn/start the fake received for a message (its text ends with the user's words). */
+function turnStartsFor(setup: Setup, text: string): Logged[] {
+  return setup.readLog().filter((m) => m.received.method === 'turn/start' && JSON.stringify(m.received.params ?? {}).includes(text));
+}
+
+async function waitForTurnStart(setup: Setup, text: string): Promise<Logged> {
+  await waitForCondition(`the fake to receive turn/start for "${text}"`, async () => turnStartsFor(setup, text).length > 0, 20_000);
+  return turnStartsFor(setup, text)[0] as Logged;
+}
+
+async function conversationOf(system: TestSystem, chatId: number) {
+  const [row] = await system.sql<{ id: string; status: string; suspend_reason: string | null; runtime_crash_streak: number; current_session_id: string | null }[]>`
+    select id, status, suspend_reason, runtime_crash_streak, current_session_id from conversations where chat_id = ${String(chatId)}`;
+  return row;
+}
+
+async function threadOfChat(system: TestSystem, chatId: number): Promise<string | null> {
+  const [row] = await system.sql<{ runtime_thread_id: string | null }[]>`
+    select s.runtime_thread_id from conversations c join sessions s on s.id = c.current_session_id where c.chat_id = ${String(chatId)}`;
+  return row?.runtime_thread_id ?? null;
+}
+
+describe('the Codex runtime through a worker process', () => {
+  let system: TestSystem;
+  let setup: Setup;
+
+  beforeAll(async () => {
+    setup = codexSetup();
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  it('answers a Telegram message, and continues the same thread in a fresh child after the worker restarts', async () => {
+    await system.sendTelegram({ chatId: 4101, text: 'hello codex' });
+    expect((await system.waitForTelegram(4101, 1)).map((m) => m.text)).toEqual(['codex: hello codex']);
+    const threadId = await threadOfChat(system, 4101);
+    expect(threadId).toBeTruthy();
+    const firstPid = (await waitForTurnStart(setup, 'hello codex')).pid;
+
+    // A graceful restart: the worker closes its children; the next worker's child resumes the thread kept on the session.
+    const [worker] = liveWorkers(system);
+    await worker?.stop('SIGTERM');
+    await system.addWorker(true);
+    await system.sendTelegram({ chatId: 4101, text: 'after the restart' });
+    expect((await system.waitForTelegram(4101, 2)).map((m) => m.text)).toEqual(['codex: hello codex', 'codex: after the restart']);
+    const resumed = setup.readLog().filter((m) => m.received.method === 'thread/resume');
+    expect(resumed.map((m) => m.received.params?.threadId)).toContain(threadId);
+    expect((await waitForTurnStart(setup, 'after the restart')).pid).not.toBe(firstPid);
+    expect(await threadOfChat(system, 4101)).toBe(threadId);
+  });
+
+  it('tells the user once when the child dies mid-turn; the worker lives on and a fresh child answers the next message', async () => {
+    await system.sendTelegram({ chatId: 4102, text: 'warm up' });
+    await system.waitForTelegram(4102, 1);
+    const workersBefore = liveWorkers(system).map((w) => w.child.pid);
+    await system.sendTelegram({ chatId: 4102, text: 'die' });
+    expect((await system.waitForTelegram(4102, 2)).map((m) => m.text)).toEqual(['codex: warm up', crashedNotice]);
+    expect((await conversationOf(system, 4102))?.runtime_crash_streak).toBe(1);
+    const diedPid = (await waitForTurnStart(setup, 'die')).pid;
+
+    await system.sendTelegram({ chatId: 4102, text: 'still there?' });
+    expect((await system.waitForTelegram(4102, 3)).at(-1)?.text).toBe('codex: still there?');
+    expect((await waitForTurnStart(setup, 'still there?')).pid).not.toBe(diedPid);
+    expect(liveWorkers(system).map((w) => w.child.pid)).toEqual(workersBefore);
+    // A completed turn clears the streak.
+    expect((await conversationOf(system, 4102))?.runtime_crash_streak).toBe(0);
+    const [turn] = await system.sql<{ status: string; error: string }[]>`
+      select t.status, t.error from turns t join conversations c on c.id = t.conversation_id
+      where c.chat_id = '4102' and t.error = 'RUNTIME_CRASHED'`;
+    expect(turn).toEqual({ status: 'failed', error: 'RUNTIME_CRASHED' });
+  });
+
+  it('interrupts a running Codex turn for a new message (busy mode interrupt) and for /stop', async () => {
+    await system.sendTelegram({ chatId: 4103, text: 'hang' });
+    await waitForTurnStart(setup, 'hang');
+    await system.sendTelegram({ chatId: 4103, text: 'never mind' });
+    expect((await system.waitForTelegram(4103, 1)).map((m) => m.text)).toEqual(['codex: never mind']);
+    expect(setup.readLog().some((m) => m.received.method === 'turn/interrupt')).toBe(true);
+
+    const interruptsBefore = setup.readLog().filter((m) => m.received.method === 'turn/interrupt').length;
+    await system.sendTelegram({ chatId: 4103, text: 'hang' });
+    await waitForCondition('the second hang to start', async () => turnStartsFor(setup, 'hang').length === 2, 20_000);
+    await system.sendTelegram({ chatId: 4103, text: '/stop' });
+    expect((await system.waitForTelegram(4103, 2)).at(-1)?.text).toBe('Stopped.');
+    expect(setup.readLog().filter((m) => m.received.method === 'turn/interrupt').length).toBeGreaterThan(interruptsBefore);
+    const statuses = await system.sql<{ status: string }[]>`
+      select t.status from turns t join conversations c on c.id = t.conversation_id where c.chat_id = '4103' order by t.id`;
+    expect(statuses.map((t) => t.status)).toEqual(['interrupted', 'completed', 'cancelled']);
+  });
+
+  it('asks the chat user before a command runs (the worker passes createChatAskUser), runs it once approved, and goes on without it when denied', async () => {
+    const chatId = 4105;
+    type Sent = { message_id: number; text: string };
+    const sent = async () => (await system.waitForTelegram(chatId, 1)) as unknown as Sent[];
+    const waitForSent = async (what: (m: Sent) => boolean, label: string): Promise<Sent> => {
+      await waitForCondition(label, async () => (await sent()).some(what), 20_000);
+      return (await sent()).find(what) as Sent;
+    };
+    const press = (messageId: number, text: string) =>
+      postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: messageId, from: { id: chatId }, text }) as Promise<{ answer: { text?: string } | null }>;
+
+    await system.sendTelegram({ chatId, text: 'run: make build' });
+    const asked = await waitForSent((m) => m.text.includes('make build'), 'the question about make build');
+    expect((await press(asked.message_id, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
+    await waitForSent((m) => m.text === 'codex: ran make build', 'the reply after the command ran');
+    const [approval] = await system.sql<{ status: string; asked_of_user_key: string; turn_id: string }[]>`
+      select a.status, a.asked_of_user_key, a.turn_id from approvals a join conversations c on c.id = a.conversation_id where c.chat_id = ${String(chatId)}`;
+    const [turn] = await system.sql<{ id: string; user_key: string }[]>`
+      select t.id, t.user_key from turns t join conversations c on c.id = t.conversation_id where c.chat_id = ${String(chatId)}`;
+    expect(approval).toEqual({ status: 'approved', asked_of_user_key: turn?.user_key, turn_id: turn?.id });
+
+    await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
+    const second = await waitForSent((m) => m.text.includes('rm -rf build'), 'the question about rm -rf build');
+    await press(second.message_id, 'Deny');
+    await waitForSent((m) => m.text === 'codex: rm -rf build was declined', 'the reply after the command was declined');
+    expect((await sent()).map((m) => m.text)).not.toContain('codex: ran rm -rf build');
+  });
+
+  it('suspends the conversation after three crashes in a row, like a restart loop, and says why on the next message', async () => {
+    for (let i = 1; i <= 3; i++) {
+      await system.sendTelegram({ chatId: 4104, text: 'die' });
+      expect((await system.waitForTelegram(4104, i)).at(-1)?.text).toBe(crashedNotice);
+    }
+    await waitForCondition('the conversation to be suspended', async () => (await conversationOf(system, 4104))?.status === 'suspended', 15_000);
+    expect(await conversationOf(system, 4104)).toMatchObject({ status: 'suspended', suspend_reason: 'runtime_crash_loop', runtime_crash_streak: 0, current_session_id: null });
+    expect(liveWorkers(system)).toHaveLength(1);
+
+    await system.sendTelegram({ chatId: 4104, text: 'hello again' });
+    const replies = await system.waitForTelegram(4104, 5);
+    expect(replies[3]?.text.startsWith(crashLoopNotice)).toBe(true);
+    expect(replies[4]?.text).toBe('codex: hello again');
+  });
+});
+
+describe('the Codex turn deadline', () => {
+  let system: TestSystem;
+  let setup: Setup;
+
+  beforeAll(async () => {
+    setup = codexSetup({ CODEX_TURN_TIMEOUT_MS: '2000' });
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  it('stops a Codex turn at CODEX_TURN_TIMEOUT_MS, tells the user, and answers the next message', async () => {
+    await system.sendTelegram({ chatId: 4201, text: 'hang' });
+    expect((await system.waitForTelegram(4201, 1)).map((m) => m.text)).toEqual([timedOutNotice]);
+    expect(setup.readLog().some((m) => m.received.method === 'turn/interrupt')).toBe(true);
+    await system.sendTelegram({ chatId: 4201, text: 'quick one' });
+    expect((await system.waitForTelegram(4201, 2)).at(-1)?.text).toBe('codex: quick one');
+    const [turn] = await system.sql<{ status: string; error: string }[]>`
+      select t.status, t.error from turns t join conversations c on c.id = t.conversation_id where c.chat_id = '4201' order by t.id limit 1`;
+    expect(turn).toEqual({ status: 'failed', error: 'TURN_TIMEOUT' });
+  });
+});

@@ -4,8 +4,6 @@ import {
   parseApprovalPayload,
   renderApprovalDecision,
   renderNotAllowed,
-  resolveConversationKey,
-  storedCommandOf,
   userKeyOf,
   type ChatCommand,
 } from '@switchboard/core';
@@ -14,6 +12,7 @@ import type { Logger } from '@switchboard/logger';
 import type { ButtonPress, InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, publishApprovalSignal, type TurnQueue } from '@switchboard/queue';
 import type { Redis } from 'ioredis';
+import { inboundToStore } from '../ingress/inbound-to-store.ts';
 
 /** What answering needs: the store, the signal to the waiting worker, who may answer besides the asked user. */
 export interface ApprovalDeps {
@@ -68,21 +67,7 @@ export async function answerButtonPress(deps: ApprovalDeps, press: ButtonPress):
  * waiting on the question delivers it at once.
  */
 export async function answerApprovalCommand(deps: ApprovalDeps, message: InboundMessage, command: ChatCommand): Promise<'accepted' | 'duplicate'> {
-  const stored = await storeInboundEvent(deps.db, {
-    platform: message.platform,
-    accountId: message.address.accountId,
-    eventId: message.eventId,
-    conversationKey: resolveConversationKey(message.address),
-    chatId: message.address.chatId,
-    threadId: message.address.threadId,
-    userScope: message.address.userScope,
-    userId: message.userId,
-    text: message.text,
-    command: storedCommandOf(command),
-    replyTarget: message.replyTarget,
-    refuseAtPending: null,
-    storeAs: 'done',
-  });
+  const stored = await storeInboundEvent(deps.db, inboundToStore(message, command, { refuseAtPending: null, storeAs: 'done' }));
   if (stored.duplicate) return 'duplicate';
   const choice = approvalChoiceOfCommand(command);
   const decision: ApprovalDecision | undefined =

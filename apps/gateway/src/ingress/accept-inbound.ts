@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '@switchboard/config';
-import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, resolveConversationKey, signalOfCommand, storedCommandOf, type ErrorCodeOf } from '@switchboard/core';
+import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
@@ -8,6 +8,7 @@ import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchb
 import { answerApprovalCommand } from '../approvals/answer-approval.ts';
 import { admitInbound, type AdmissionDeps } from './admission.ts';
 import { classifyStoreError, type InvalidInputReason } from './classify-store-error.ts';
+import { inboundToStore } from './inbound-to-store.ts';
 
 export type IngressOutcome = 'accepted' | 'duplicate' | 'refused' | 'not_allowed' | 'rate_limited' | 'invalid_input';
 
@@ -71,20 +72,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   if (isAnswer) return answerApproval(deps, message, command);
   let stored;
   try {
-    stored = await storeInboundEvent(deps.db, {
-      platform: message.platform,
-      accountId: message.address.accountId,
-      eventId: message.eventId,
-      conversationKey: resolveConversationKey(message.address),
-      chatId: message.address.chatId,
-      threadId: message.address.threadId,
-      userScope: message.address.userScope,
-      userId: message.userId,
-      text: message.text,
-      command: storedCommandOf(command),
-      replyTarget: message.replyTarget,
-      refuseAtPending: queueCapFor(signal, deps.maxQueuedInput),
-    }, deadline);
+    stored = await storeInboundEvent(deps.db, inboundToStore(message, command, { refuseAtPending: queueCapFor(signal, deps.maxQueuedInput) }), deadline);
   } catch (error) {
     const failure = classifyStoreError(error);
     if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);

@@ -1,13 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseSlackEvent, PlatformError, verifySlackSignature, type SlackParseContext } from '@switchboard/platforms';
+import { parseSlackEvent, PlatformError } from '@switchboard/platforms';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 import { handleSlackInteraction } from './slack-interactions.ts';
+import { verifySlackRequest, type SlackRouteOptions } from './slack-request.ts';
 
-export interface SlackRouteOptions {
-  signingSecret: string;
-  context: SlackParseContext;
-}
 
 /**
  * `POST /webhooks/slack/events` (Slack Events API docs). The signature
@@ -44,12 +41,7 @@ async function handleSlackEvent(request: FastifyRequest, reply: FastifyReply, de
   // Interactivity (buttons) posts a form with a JSON `payload`: served as on /webhooks/slack/interactions.
   if (form?.has('payload')) return handleSlackInteraction(request, reply, deps, options);
 
-  const verified = verifySlackSignature({
-    signingSecret: options.signingSecret,
-    timestamp: request.headers['x-slack-request-timestamp'],
-    signature: request.headers['x-slack-signature'],
-    rawBody: raw,
-  });
+  const verified = verifySlackRequest(request, raw, options.signingSecret);
   if (!verified.ok) {
     request.log.warn({ route: 'slack', outcome: 'unauthorized', reason: verified.reason, ...retry }, 'slack event rejected: bad signature');
     return reply.code(401).send({ ok: false, error: 'unauthorized' });

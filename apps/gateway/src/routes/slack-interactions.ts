@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseSlackInteraction, PlatformError, verifySlackSignature } from '@switchboard/platforms';
+import { parseSlackInteraction, PlatformError } from '@switchboard/platforms';
 import { answerSlackPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
-import type { SlackRouteOptions } from './slack-events.ts';
+import { verifySlackRequest, type SlackRouteOptions } from './slack-request.ts';
 
 /**
  * `POST /webhooks/slack/interactions`, the app's Interactivity Request URL
@@ -15,12 +15,7 @@ import type { SlackRouteOptions } from './slack-events.ts';
  */
 export async function handleSlackInteraction(request: FastifyRequest, reply: FastifyReply, deps: IngressDeps, options: SlackRouteOptions) {
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const verified = verifySlackSignature({
-    signingSecret: options.signingSecret,
-    timestamp: request.headers['x-slack-request-timestamp'],
-    signature: request.headers['x-slack-signature'],
-    rawBody: raw,
-  });
+  const verified = verifySlackRequest(request, raw, options.signingSecret);
   if (!verified.ok) {
     request.log.warn({ route: 'slack-interactions', outcome: 'unauthorized', reason: verified.reason }, 'slack interaction rejected: bad signature');
     return reply.code(401).send({ ok: false, error: 'unauthorized' });

@@ -168,6 +168,7 @@ describe('Codex approvals in the chat, through a worker process', () => {
     await system.sendTelegram({ chatId, text: '/stop' });
     await chat.waitForTelegramText(chatId, (t) => t === 'Stopped.', 'Stopped.');
     await waitForCondition('the question to be cancelled', async () => (await chat.approvalsOf(String(chatId)))[0]?.status === 'cancelled', 10_000);
+    await waitForCondition('cancel to reach the fake', async () => decisionsSent(setup, pid).length > 0, 10_000);
     expect(decisionsSent(setup, pid)).toEqual(['cancel']);
     expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['cancelled']);
     expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make release');

@@ -118,7 +118,7 @@ describe('the Codex turn deadline', () => {
   let setup: Setup;
 
   beforeAll(async () => {
-    setup = codexSetup({ CODEX_TURN_TIMEOUT_MS: '2000' });
+    setup = codexSetup({ CODEX_TURN_TIMEOUT_MS: '5000' });
     system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
   });
   afterAll(async () => {
@@ -127,13 +127,16 @@ describe('the Codex turn deadline', () => {
   });
 
   it('stops a Codex turn at CODEX_TURN_TIMEOUT_MS, tells the user, and answers the next message', async () => {
+    // The child is started first: on a loaded machine its start alone can take seconds, and then no turn is there to interrupt.
+    await system.sendTelegram({ chatId: 4201, text: 'warm up' });
+    await system.waitForTelegram(4201, 1);
     await system.sendTelegram({ chatId: 4201, text: 'hang' });
-    expect((await system.waitForTelegram(4201, 1)).map((m) => m.text)).toEqual([timedOutNotice]);
+    expect((await system.waitForTelegram(4201, 2)).map((m) => m.text)).toEqual(['codex: warm up', timedOutNotice]);
     expect(setup.readLog().some((m) => m.received.method === 'turn/interrupt')).toBe(true);
     await system.sendTelegram({ chatId: 4201, text: 'quick one' });
-    expect((await system.waitForTelegram(4201, 2)).at(-1)?.text).toBe('codex: quick one');
-    const [turn] = await system.sql<{ status: string; error: string }[]>`
-      select t.status, t.error from turns t join conversations c on c.id = t.conversation_id where c.chat_id = '4201' order by t.id limit 1`;
-    expect(turn).toEqual({ status: 'failed', error: 'TURN_TIMEOUT' });
+    expect((await system.waitForTelegram(4201, 3)).at(-1)?.text).toBe('codex: quick one');
+    const turns = await system.sql<{ status: string; error: string | null }[]>`
+      select t.status, t.error from turns t join conversations c on c.id = t.conversation_id where c.chat_id = '4201' order by t.id`;
+    expect(turns[1]).toEqual({ status: 'failed', error: 'TURN_TIMEOUT' });
   });
 });

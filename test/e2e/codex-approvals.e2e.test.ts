@@ -1,108 +1,204 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentRuntime } from '@switchboard/agent';
-import { createDbClient, type DbClient } from '@switchboard/db';
-import { createLogger } from '@switchboard/logger';
-import { createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createApprovalWaiters, createChatAskUser, subscribeApprovalWaiters, type ApprovalContext, type ApprovalTurn } from '@switchboard/worker';
-import { createFakeCodexSetup, turnRequest, type FakeCodexSetup } from '../codex/fake-codex-fixture.ts';
-import { slackBotToken } from '../support/slack.ts';
+import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
+import { codexSetup, decisionsSent, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
-import { redisUrl } from '../support/test-env.ts';
+import { waitForCondition } from '../support/turn-helpers.ts';
 
-// The Codex runtime (against the fake app-server, a real child) asking through createChatAskUser, with the
-// real gateway and simulator answering: what a Codex turn does with a command the chat user approves,
-// denies, does not answer, or that someone else tries to answer. The worker's wiring is not used: the
-// runtime's runTurn is called here with the askUser the worker passes.
+// Issue 21: what Codex asks to approve, asked in the chat and answered there, through real worker processes
+// (AGENT_RUNTIME=codex, the fake app-server of apps/sim as the worker's child), the real gateway and
+// simulator: Telegram buttons, Slack /approve, /approve session and /deny, the deadline, a server request we
+// do not serve, and the busy mode while a turn waits on a question (docs/codex.md, "Approvals in chat").
 const telegramAccount = botToken.split(':')[0] as string;
 
-describe('a Codex command approved or refused in the chat', () => {
+interface TelegramSent {
+  message_id: number;
+  text: string;
+  reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] };
+}
+
+interface ApprovalRow {
+  status: string;
+  decided_via: string | null;
+  decided_by_user_key: string | null;
+  asked_of_user_key: string;
+  turn_id: string;
+}
+
+/** What one chat sees, its approvals and turns: the helpers every test here uses. */
+function chatHelpers(system: () => TestSystem) {
+  const telegramSent = async (chatId: number) => (await (await fetch(`${system().simUrl}/control/telegram/sent?chat_id=${chatId}`)).json()) as TelegramSent[];
+  const waitForTelegramText = async (chatId: number, what: (text: string) => boolean, label: string): Promise<TelegramSent> => {
+    await waitForCondition(label, async () => (await telegramSent(chatId)).some((m) => what(m.text)), 20_000);
+    return (await telegramSent(chatId)).find((m) => what(m.text)) as TelegramSent;
+  };
+  const slackTexts = async (channel: string) =>
+    ((await (await fetch(`${system().simUrl}/control/slack/sent?channel=${channel}`)).json()) as { text: string }[]).map((m) => m.text);
+  const waitForSlackText = async (channel: string, text: string) =>
+    waitForCondition(`"${text}" in ${channel}`, async () => (await slackTexts(channel)).includes(text), 20_000);
+  const approvalsOf = async (chatId: string) =>
+    [...(await system().sql<ApprovalRow[]>`
+      select a.status, a.decided_via, a.decided_by_user_key, a.asked_of_user_key, a.turn_id from approvals a
+      join conversations c on c.id = a.conversation_id where c.chat_id = ${chatId} order by a.id`)];
+  const turnsOf = async (chatId: string) =>
+    [...(await system().sql<{ id: string; status: string; user_key: string }[]>`
+      select t.id, t.status, t.user_key from turns t join conversations c on c.id = t.conversation_id where c.chat_id = ${chatId} order by t.id`)];
+  const toolResultsOf = async (chatId: string) =>
+    (await system().sql<{ content: string }[]>`
+      select m.content from messages m join sessions s on s.id = m.session_id join conversations c on c.id = s.conversation_id
+      where c.chat_id = ${chatId} and m.role = 'tool' order by m.id`).map((m) => m.content);
+  const pressTelegram = (chatId: number, messageId: number, fromId: number, text: string) =>
+    postJson(`${system().simUrl}/control/telegram/press`, { chat_id: chatId, message_id: messageId, from: { id: fromId }, text }) as Promise<{ answer: { text?: string } | null }>;
+  return { telegramSent, waitForTelegramText, slackTexts, waitForSlackText, approvalsOf, turnsOf, toolResultsOf, pressTelegram };
+}
+
+describe('Codex approvals in the chat, through a worker process', () => {
   let system: TestSystem;
-  let db: DbClient;
-  let subscriber: Redis;
-  let ctx: ApprovalContext;
-  let codex: FakeCodexSetup;
-  let conversationIds = 0;
+  let setup: CodexSetup;
+  const chat = chatHelpers(() => system);
 
   beforeAll(async () => {
-    system = await TestSystem.start({ slack: true, workers: 0 });
-    db = createDbClient(system.databaseUrl, { max: 4 });
-    subscriber = new Redis(redisUrl());
-    const waiters = createApprovalWaiters();
-    const log = createLogger('codex-approvals-test', 'silent');
-    await subscribeApprovalWaiters(subscriber, system.redisPrefix, waiters, log);
-    const senders = new Map<string, PlatformSender>([
-      ['telegram', createTelegramSender({ token: botToken, apiRoot: system.simUrl })],
-      ['slack', createSlackSender({ token: slackBotToken, apiUrl: `${system.simUrl}/api/` })],
-    ]);
-    ctx = { db: db.db, senders, log, workerId: 'codex-approvals-test', config: { APPROVAL_TIMEOUT_SECONDS: 30, CODEX_AUTO_APPROVE: 'off', WORKER_DEAD_AFTER_MS: 5000 }, approvalWaiters: waiters };
-    codex = createFakeCodexSetup();
+    setup = codexSetup({ APPROVAL_TIMEOUT_SECONDS: '60' });
+    system = await TestSystem.start({ slack: true, workerProcesses: true, workerEnv: setup.workerEnv, gatewayEnv: { ADMIN_TOKEN: adminTokenEnv } });
   });
   afterAll(async () => {
-    await codex?.cleanup();
-    subscriber?.disconnect();
-    await db?.close();
     await system?.close();
+    setup?.cleanup();
   });
 
-  const runtimeFor = (): AgentRuntime => codex.createPool().runtimeFor(++conversationIds, codex.conversation({ profile: 'workspace-write' }));
-
-  async function telegramTurn(chatId: number): Promise<ApprovalTurn> {
-    await system.sendTelegram({ chatId, text: 'please build it' });
-    await expect.poll(async () => (await system.sql`select 1 from conversations where chat_id = ${String(chatId)}`).length, { timeout: 10_000 }).toBe(1);
-    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = ${String(chatId)}`;
-    return { conversationId: row!.id, turnId: chatId, platform: 'telegram', replyTarget: { chatId }, askedOfUserKey: `telegram:${telegramAccount}:${chatId}` };
-  }
-  const press = (chatId: number, messageId: number, fromId: number, text: string) =>
-    postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: messageId, from: { id: fromId }, text }) as Promise<{ answer: { text?: string } | null }>;
-
-  it('runs the command once the asking user presses Approve on Telegram; another user’s press changes nothing', async () => {
+  it('Telegram: asks with buttons; a stranger’s press is refused and changes nothing; Approve runs the command and the user gets the answer', async () => {
     const chatId = 5101;
-    const turn = await telegramTurn(chatId);
-    const result = runtimeFor().runTurn(turnRequest('run: make build', { askUser: createChatAskUser(ctx, turn) }));
-    const [question] = (await system.waitForTelegram(chatId, 1)) as unknown as { message_id: number; text: string }[];
-    expect(question!.text).toContain('make build');
-    expect((await press(chatId, question!.message_id, 5199, 'Approve')).answer?.text).toBe(`Only ${chatId} or an approver can answer this.`);
-    expect((await press(chatId, question!.message_id, chatId, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
-    expect(await result).toMatchObject({ outcome: 'completed', text: 'codex: ran make build' });
+    await system.sendTelegram({ chatId, text: 'run: make build' });
+    const asked = await chat.waitForTelegramText(chatId, (t) => t.includes('make build'), 'the question about make build');
+    expect(asked.reply_markup?.inline_keyboard.flat().map((b) => b.text)).toEqual(['Approve', 'Approve for session', 'Deny']);
+    const { pid } = await waitForTurnStart(setup, 'run: make build');
+
+    expect((await chat.pressTelegram(chatId, asked.message_id, 5199, 'Approve')).answer?.text).toBe(`Only ${chatId} or an approver can answer this.`);
+    expect((await chat.approvalsOf(String(chatId))).map((a) => a.status)).toEqual(['pending']);
+    expect(decisionsSent(setup, pid)).toEqual([]);
+
+    expect((await chat.pressTelegram(chatId, asked.message_id, chatId, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
+    await chat.waitForTelegramText(chatId, (t) => t === 'codex: ran make build', 'the answer after the command ran');
+    expect(decisionsSent(setup, pid)).toEqual(['accept']);
+    expect((await chat.telegramSent(chatId)).slice(1).map((m) => m.text)).toEqual([`Approved by ${chatId}.`, 'codex: ran make build']);
+    expect((await chat.telegramSent(chatId))[0]?.reply_markup).toBeUndefined();
+    expect(await chat.toolResultsOf(String(chatId))).toEqual([expect.stringContaining('ran make build')]);
+
+    const userKey = `telegram:${telegramAccount}:${chatId}`;
+    const [turn] = await chat.turnsOf(String(chatId));
+    expect(turn).toMatchObject({ status: 'completed', user_key: userKey });
+    expect(await chat.approvalsOf(String(chatId))).toEqual([{ status: 'approved', decided_via: 'button', decided_by_user_key: userKey, asked_of_user_key: userKey, turn_id: turn?.id }]);
+    const [conversation] = await system.sql<{ id: string }[]>`select id from conversations where chat_id = ${String(chatId)}`;
+    const listed = await adminRequest<{ approvals: Record<string, unknown>[] }>(system.gateway.url, 'GET', `/admin/conversations/${conversation?.id}/approvals`);
+    expect(listed.body.approvals).toEqual([expect.objectContaining({ turnId: Number(turn?.id), kind: 'command', status: 'approved', decidedVia: 'button', decidedByUserKey: userKey })]);
   });
 
-  it('runs the command once the asking user types /approve in Slack', async () => {
-    const channel = 'D5102';
-    await system.sendSlack({ channel, user: 'U5102', text: 'please build it' });
-    await expect.poll(async () => (await system.sql`select 1 from conversations where chat_id = ${channel}`).length, { timeout: 10_000 }).toBe(1);
-    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = ${channel}`;
-    const turn: ApprovalTurn = { conversationId: row!.id, turnId: 5102, platform: 'slack', replyTarget: { channel }, askedOfUserKey: 'slack:T0SIM:U5102' };
-    const result = runtimeFor().runTurn(turnRequest('run: make build', { askUser: createChatAskUser(ctx, turn) }));
-    await system.waitForSlack(channel, 1);
-    await system.sendSlack({ channel, user: 'U5102', text: '/approve' });
-    expect(await result).toMatchObject({ outcome: 'completed', text: 'codex: ran make build' });
+  it('Telegram: Deny declines the command and the turn goes on to its answer', async () => {
+    const chatId = 5102;
+    await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
+    const asked = await chat.waitForTelegramText(chatId, (t) => t.includes('rm -rf build'), 'the question about rm -rf build');
+    const { pid } = await waitForTurnStart(setup, 'run: rm -rf build');
+    expect((await chat.pressTelegram(chatId, asked.message_id, chatId, 'Deny')).answer?.text).toBe(`Denied by ${chatId}.`);
+    await chat.waitForTelegramText(chatId, (t) => t === 'codex: rm -rf build was declined', 'the answer after the command was declined');
+    expect(decisionsSent(setup, pid)).toEqual(['decline']);
+    expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran rm -rf build');
+    expect(await chat.toolResultsOf(String(chatId))).toEqual([expect.stringMatching(/^declined/)]);
+    expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['denied', 'button']]);
+    expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['completed']);
   });
 
-  it('does not run a denied command, nor one nobody answered in time, and the turn goes on', async () => {
-    const denied = await telegramTurn(5103);
-    const deniedRun = runtimeFor().runTurn(turnRequest('run: rm -rf build', { askUser: createChatAskUser(ctx, denied) }));
-    const [question] = (await system.waitForTelegram(5103, 1)) as unknown as { message_id: number }[];
-    await press(5103, question!.message_id, 5103, 'Deny');
-    expect(await deniedRun).toMatchObject({ outcome: 'completed', text: 'codex: rm -rf build was declined' });
+  it('Slack: /approve runs the command, /approve session is sent as acceptForSession and not asked again, /deny declines', async () => {
+    const channel = 'D5103';
+    const say = (text: string) => system.sendSlack({ channel, user: 'U5103', text });
+    const waitForQuestions = (n: number) => waitForCondition(`${n} questions in ${channel}`, async () => (await chat.approvalsOf(channel)).length === n, 20_000);
+    await say('run: make lint');
+    await waitForQuestions(1);
+    await say('/approve');
+    await chat.waitForSlackText(channel, 'codex: ran make lint');
+    const { pid } = await waitForTurnStart(setup, 'run: make lint');
 
-    const unanswered = await telegramTurn(5104);
-    const quick: ApprovalContext = { ...ctx, config: { ...ctx.config, APPROVAL_TIMEOUT_SECONDS: 1 } };
-    const timedOut = await runtimeFor().runTurn(turnRequest('run: rm -rf build', { askUser: createChatAskUser(quick, unanswered) }));
-    expect(timedOut).toMatchObject({ outcome: 'completed', text: 'codex: rm -rf build was declined' });
-    expect((await system.waitForTelegram(5104, 2)).at(-1)?.text).toBe('No answer in time: declined.');
-    const rows = await system.sql<{ status: string }[]>`select status from approvals where conversation_id in (${denied.conversationId}, ${unanswered.conversationId}) order by id`;
-    expect(rows.map((r) => r.status)).toEqual(['denied', 'expired']);
+    await say('run: make check');
+    await waitForQuestions(2);
+    await say('/approve session');
+    await chat.waitForSlackText(channel, 'codex: ran make check');
+    await say('run: make check');
+    await waitForCondition('the second make check to be answered', async () => (await chat.slackTexts(channel)).filter((t) => t === 'codex: ran make check').length === 2, 20_000);
+
+    await say('run: rm -rf dist');
+    await waitForQuestions(3);
+    await say('/deny');
+    await chat.waitForSlackText(channel, 'codex: rm -rf dist was declined');
+    expect(decisionsSent(setup, pid)).toEqual(['accept', 'acceptForSession', 'decline']);
+    expect((await chat.approvalsOf(channel)).map((a) => [a.status, a.decided_via, a.decided_by_user_key])).toEqual([
+      ['approved', 'text', 'slack:T0SIM:U5103'],
+      ['approved_for_session', 'text', 'slack:T0SIM:U5103'],
+      ['denied', 'text', 'slack:T0SIM:U5103'],
+    ]);
+    const texts = await chat.slackTexts(channel);
+    expect(texts).toEqual(expect.arrayContaining(['Approved by U5103.', 'Approved for this session by U5103.', 'Denied by U5103.']));
+    expect((await chat.turnsOf(channel)).map((t) => t.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
   });
 
-  it('ends the turn interrupted when it is stopped while asking', async () => {
-    const turn = await telegramTurn(5105);
-    const controller = new AbortController();
-    const result = runtimeFor().runTurn(turnRequest('run: make build', { signal: controller.signal, askUser: createChatAskUser(ctx, turn) }));
-    await system.waitForTelegram(5105, 1);
-    controller.abort();
-    expect(await result).toMatchObject({ outcome: 'interrupted' });
-    // The runtime does not wait for askUser to settle after an abort; the question is closed a moment later.
-    await expect.poll(async () => (await system.sql<{ status: string }[]>`select status from approvals where conversation_id = ${turn.conversationId}`)[0]?.status).toBe('cancelled');
+  it('answers a server request it does not serve with -32601, and the turn goes on to its answer', async () => {
+    const chatId = 5104;
+    await system.sendTelegram({ chatId, text: 'ask-user' });
+    expect((await system.waitForTelegram(chatId, 1)).map((m) => m.text)).toEqual(['codex: requestUserInput was refused (-32601), going on']);
+    const { pid } = await waitForTurnStart(setup, 'ask-user');
+    expect(setup.readLog().filter((m) => m.pid === pid && m.received.error).map((m) => m.received.error?.code)).toEqual([-32601]);
+    expect(await chat.approvalsOf(String(chatId))).toEqual([]);
+  });
+
+  it('interrupt mode: a new message while the turn waits on a question cancels it, interrupts the turn, and is answered', async () => {
+    const chatId = 5105;
+    await system.sendTelegram({ chatId, text: 'run: make deploy' });
+    await chat.waitForTelegramText(chatId, (t) => t.includes('make deploy'), 'the question about make deploy');
+    const { pid } = await waitForTurnStart(setup, 'run: make deploy');
+    await system.sendTelegram({ chatId, text: 'never mind' });
+    await chat.waitForTelegramText(chatId, (t) => t === 'codex: never mind', 'the answer to the new message');
+    expect(decisionsSent(setup, pid)).toEqual(['cancel']);
+    expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['cancelled', 'cancelled']]);
+    expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['interrupted', 'completed']);
+    expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make deploy');
+  });
+
+  it('/stop while the turn waits on a question cancels it and the turn: "Stopped."', async () => {
+    const chatId = 5106;
+    await system.sendTelegram({ chatId, text: 'run: make release' });
+    await chat.waitForTelegramText(chatId, (t) => t.includes('make release'), 'the question about make release');
+    const { pid } = await waitForTurnStart(setup, 'run: make release');
+    await system.sendTelegram({ chatId, text: '/stop' });
+    await chat.waitForTelegramText(chatId, (t) => t === 'Stopped.', 'Stopped.');
+    await waitForCondition('the question to be cancelled', async () => (await chat.approvalsOf(String(chatId)))[0]?.status === 'cancelled', 10_000);
+    await waitForCondition('cancel to reach the fake', async () => decisionsSent(setup, pid).length > 0, 10_000);
+    expect(decisionsSent(setup, pid)).toEqual(['cancel']);
+    expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['cancelled']);
+    expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make release');
+  });
+});
+
+describe('a Codex question nobody answers, through a worker process', () => {
+  let system: TestSystem;
+  let setup: CodexSetup;
+  const chat = chatHelpers(() => system);
+
+  beforeAll(async () => {
+    setup = codexSetup({ APPROVAL_TIMEOUT_SECONDS: '1' });
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  it('declines at APPROVAL_TIMEOUT_SECONDS: the user is told, the row expires, the turn goes on to its answer', async () => {
+    const chatId = 5201;
+    await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
+    await chat.waitForTelegramText(chatId, (t) => t === 'codex: rm -rf build was declined', 'the answer after the deadline');
+    const { pid } = await waitForTurnStart(setup, 'run: rm -rf build');
+    const texts = (await chat.telegramSent(chatId)).map((m) => m.text);
+    expect(texts[0]).toContain('rm -rf build');
+    expect(texts.slice(1)).toEqual(['No answer in time: declined.', 'codex: rm -rf build was declined']);
+    expect(decisionsSent(setup, pid)).toEqual(['decline']);
+    expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['expired', 'timeout']]);
+    expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['completed']);
   });
 });

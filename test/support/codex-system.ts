@@ -1,0 +1,65 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@switchboard/harness';
+import { waitForCondition } from './turn-helpers.ts';
+
+// Worker processes with AGENT_RUNTIME=codex against the fake app-server of apps/sim (docs/codex.md):
+// the env that points a worker at the fake, and the fake's log of every message it received.
+
+export const fakeCodexCommand = `"${process.execPath}" "${join(repoRoot, 'apps/sim/bin/fake-codex-app-server.mjs')}"`;
+
+/** One line of the fake's log: a request or notification we sent, or our answer to its own request. */
+export interface Logged {
+  pid: number;
+  received: {
+    id?: number | string;
+    method?: string;
+    params?: Record<string, unknown>;
+    result?: Record<string, unknown>;
+    error?: { code?: number; message?: string };
+  };
+}
+
+/** A throwaway dir for the fake's threads, its log and the workspaces; the env that points a worker at them. */
+export function codexSetup(extra: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
+  const logFile = join(dir, 'fake-codex.jsonl');
+  const workerEnv = {
+    AGENT_RUNTIME: 'codex',
+    CODEX_COMMAND: fakeCodexCommand,
+    CODEX_WORKSPACES: join(dir, 'workspaces'),
+    FAKE_CODEX_STATE_DIR: join(dir, 'state'),
+    FAKE_CODEX_LOG: logFile,
+    DRAIN_TIMEOUT_MS: '300',
+    HEARTBEAT_INTERVAL_MS: '200',
+    WORKER_DEAD_AFTER_MS: '1500',
+    SWEEP_INTERVAL_MS: '300',
+    ...extra,
+  };
+  const readLog = (): Logged[] => {
+    try {
+      return readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Logged);
+    } catch {
+      return [];
+    }
+  };
+  return { dir, workerEnv, readLog, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export type CodexSetup = ReturnType<typeof codexSetup>;
+
+/** The turn/start the fake received for a message (its text ends with the user's words). */
+export function turnStartsFor(setup: CodexSetup, text: string): Logged[] {
+  return setup.readLog().filter((m) => m.received.method === 'turn/start' && JSON.stringify(m.received.params ?? {}).includes(text));
+}
+
+export async function waitForTurnStart(setup: CodexSetup, text: string): Promise<Logged> {
+  await waitForCondition(`the fake to receive turn/start for "${text}"`, async () => turnStartsFor(setup, text).length > 0, 20_000);
+  return turnStartsFor(setup, text)[0] as Logged;
+}
+
+/** The decisions we sent the fake (the child with this pid) in answer to its approval requests, in order. */
+export function decisionsSent(setup: CodexSetup, pid: number): string[] {
+  return setup.readLog().flatMap((m) => (m.pid === pid && typeof m.received.result?.decision === 'string' ? [m.received.result.decision] : []));
+}

@@ -68,7 +68,7 @@ const interactionSchema = z
 
 const faultSchema = z
   .object({
-    route: z.enum(['messages', 'typing', 'followup', 'gateway', 'users', '*']),
+    route: z.enum(['messages', 'typing', 'reactions', 'followup', 'gateway', 'users', '*']),
     kind: z.enum(['429', '500', '502', '503', 'delay']),
     times: z.number().int().positive().default(1),
     /** Seconds, as Discord's retry_after. */
@@ -157,6 +157,13 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
   app.get('/control/discord/typing', async (request) => {
     const channelId = readChannel(request.query as Query);
     return channelId === undefined ? store.typing : store.typing.filter((record) => record.channel_id === channelId);
+  });
+
+  // The bot's reactions on one message now (Create/Delete Own Reaction), and how many reaction calls were accepted in all.
+  app.get('/control/discord/reactions', async (request) => {
+    const query = request.query as Record<string, unknown>;
+    const key = `${String(query.channel_id ?? '')}:${String(query.message_id ?? '')}`;
+    return { emoji: store.reactions.on(key), calls: store.reactions.calls, all: store.reactions.all() };
   });
 
   app.get('/control/discord/faults', async () => store.faults);

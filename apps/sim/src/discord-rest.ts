@@ -144,6 +144,28 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
     return reply.code(204).send();
   });
 
+  // Create / Delete Own Reaction ('@me' may come percent-encoded; the emoji comes URL-encoded and is decoded by the router).
+  interface ReactionRoute {
+    Params: { channelId: string; messageId: string; emoji: string; user: string };
+  }
+  const reactionUrl = '/channels/:channelId/messages/:messageId/reactions/:emoji/:user';
+  const reactionGuard = { auth: true, fault: 'reactions', bucket: 'channels/messages/reactions', major: (r: FastifyRequest) => (r.params as { channelId: string }).channelId } as const;
+  app.put<ReactionRoute>(reactionUrl, async (request, reply) => {
+    if (await guard(request, reply, reactionGuard)) return reply;
+    const { channelId, messageId, emoji, user } = request.params;
+    if (user !== '@me') throw new DiscordApiError(404, 0, '404: Not Found');
+    if (emoji === '') throw new DiscordApiError(400, 10014, 'Unknown Emoji');
+    store.reactions.add(`${channelId}:${messageId}`, emoji);
+    return reply.code(204).send();
+  });
+  app.delete<ReactionRoute>(reactionUrl, async (request, reply) => {
+    if (await guard(request, reply, reactionGuard)) return reply;
+    const { channelId, messageId, emoji, user } = request.params;
+    if (user !== '@me') throw new DiscordApiError(404, 0, '404: Not Found');
+    store.reactions.remove(`${channelId}:${messageId}`, emoji);
+    return reply.code(204).send();
+  });
+
   interface WebhookRoute {
     Params: { appId: string; token: string };
   }

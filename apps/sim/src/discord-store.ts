@@ -1,5 +1,6 @@
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { EventHub } from './event-hub.ts';
+import { ReactionBook } from './reaction-book.ts';
 import {
   discordEpochMs,
   type DiscordFault,
@@ -53,6 +54,8 @@ export class DiscordStore {
   sent: DiscordSentRecord[] = [];
   typing: DiscordTypingRecord[] = [];
   faults: DiscordFault[] = [];
+  /** The bot's reactions now, by `channelId:messageId`. */
+  readonly reactions = new ReactionBook();
 
   private readonly privateKey: KeyObject;
   private readonly sentByChannel = new Map<string, DiscordSentRecord[]>();
@@ -216,6 +219,7 @@ export class DiscordStore {
     this.sent = [];
     this.typing = [];
     this.faults = [];
+    this.reactions.clear();
     this.sentByChannel.clear();
     this.nonces.clear();
     this.knownMessages.clear();

@@ -72,7 +72,7 @@ export interface DiscordTypingRecord {
   at: number;
 }
 
-export type DiscordFaultRoute = 'messages' | 'typing' | 'followup' | 'gateway' | 'users' | '*';
+export type DiscordFaultRoute = 'messages' | 'typing' | 'reactions' | 'followup' | 'gateway' | 'users' | '*';
 
 export interface DiscordFault {
   route: DiscordFaultRoute;

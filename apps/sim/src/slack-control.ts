@@ -80,6 +80,14 @@ export async function registerSlackControl(app: FastifyInstance, deps: SlackCont
     return { ok: true, url };
   });
 
+  // The bot's reactions on one message now (channel + ts), and how many reaction calls were accepted in all.
+  app.get('/control/slack/reactions', async (request) => {
+    const query = request.query as Query;
+    const channel = typeof query.channel === 'string' ? query.channel : '';
+    const ts = typeof query.ts === 'string' ? query.ts : '';
+    return { names: store.reactions.on(`${channel}:${ts}`), calls: store.reactions.calls, all: store.reactions.all() };
+  });
+
   app.get('/control/slack/sent', async (request) => selectSent(store, request.query as Query));
 
   app.get('/control/slack/wait', async (request, reply) => {

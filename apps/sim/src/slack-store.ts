@@ -1,5 +1,6 @@
 import type { EventHub } from './event-hub.ts';
 import type { SlackFault, SlackSentRecord } from './slack-types.ts';
+import { ReactionBook } from './reaction-book.ts';
 
 export interface SlackOptions {
   /** When set, Web API calls with another token get `invalid_auth`. */
@@ -22,6 +23,8 @@ export class SlackStore {
   requestUrl: string | undefined;
   sent: SlackSentRecord[] = [];
   faults: SlackFault[] = [];
+  /** The bot's reactions now, by `channel:ts` (reactions.add / reactions.remove). */
+  readonly reactions = new ReactionBook();
   /** What the app posted to the response_url of button presses. */
   responses: { response_id: string; body: unknown; at: number }[] = [];
 
@@ -100,6 +103,7 @@ export class SlackStore {
     this.sent = [];
     this.faults = [];
     this.responses = [];
+    this.reactions.clear();
     this.sentByChannel.clear();
   }
 }

@@ -26,6 +26,8 @@ const methods = new Map<string, MethodHandler>([
   ['auth.test', authTest],
   ['chat.postmessage', postMessage],
   ['chat.update', updateMessage],
+  ['reactions.add', (store, params) => changeReaction(store, params, 'add')],
+  ['reactions.remove', (store, params) => changeReaction(store, params, 'remove')],
 ]);
 
 /**
@@ -135,6 +137,20 @@ function updateMessage(store: SlackStore, params: Params): Record<string, unknow
   record.edits = [...(record.edits ?? []), { text: record.text, editedAt }];
   store.recordEdit(record);
   return { channel, ts, text: record.text, message: { ...describeMessage(record), edited: { user: slackWorkspace.botUserId, ts: store.takeTs() } } };
+}
+
+/** reactions.add / reactions.remove on any message by channel and ts (the sim does not keep users' messages); `name` without colons. */
+function changeReaction(store: SlackStore, params: Params, change: 'add' | 'remove'): Record<string, unknown> {
+  const channel = readString(params, 'channel');
+  if (!channel) throw new SlackApiError('channel_not_found');
+  const ts = readString(params, 'timestamp');
+  if (!ts || !tsPattern.test(ts)) throw new SlackApiError('bad_timestamp');
+  const name = readString(params, 'name');
+  if (!name || !/^[a-z0-9_+-]+$/.test(name)) throw new SlackApiError('invalid_name');
+  const key = `${channel}:${ts}`;
+  if (change === 'add' && !store.reactions.add(key, name)) throw new SlackApiError('already_reacted');
+  if (change === 'remove' && !store.reactions.remove(key, name)) throw new SlackApiError('no_reaction');
+  return {};
 }
 
 function describeMessage(record: SlackSentRecord): Record<string, unknown> {

@@ -114,6 +114,15 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     return chatId === undefined ? store.actions : store.actions.filter((action) => String(action.chat_id) === String(chatId));
   });
 
+  // The bot's reactions on one message now (setMessageReaction), and how many reaction calls arrived in all.
+  app.get('/control/telegram/reactions', async (request) => {
+    const query = request.query as Query;
+    const chatId = normaliseChatId(query.chat_id);
+    const messageId = readIntQuery(query, 'message_id');
+    const emoji = chatId !== undefined && messageId !== undefined ? store.reactions.on(`${String(chatId)}:${messageId}`) : [];
+    return { emoji, calls: store.reactions.calls, all: store.reactions.all() };
+  });
+
   registerMethodFaultRoutes(app, '/control/telegram/faults', store, 1);
 }
 

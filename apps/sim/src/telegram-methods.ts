@@ -162,6 +162,34 @@ function sendChatAction({ store, params }: MethodContext): MethodOutcome {
   return { result: true };
 }
 
+/** A subset of the emoji Telegram allows as a bot's reaction (ReactionTypeEmoji); ✅ ❌ ⏳ are not among them. */
+const allowedReactionEmoji = new Set(['👍', '👎', '❤', '🔥', '👏', '🤔', '🎉', '🙏', '👌', '⚡', '🏆', '💯', '👀', '✍', '🤝', '🫡', '😴', '🥱', '🤷']);
+
+function readReactionParam(raw: unknown): unknown {
+  if (raw === undefined) return [];
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw badRequest("can't parse reaction types JSON object");
+  }
+}
+
+function setMessageReaction({ store, params }: MethodContext): MethodOutcome {
+  const chatId = readChatId(params);
+  const messageId = readOptionalInt(params, 'message_id');
+  if (messageId === undefined) throw badRequest('message identifier is not specified');
+  if (!store.findMessage(chatId, messageId)) throw badRequest('message to react not found');
+  const raw = readReactionParam(params.reaction);
+  if (!Array.isArray(raw)) throw badRequest("can't parse reaction types JSON object");
+  const emoji = raw.map((entry: unknown) => (entry !== null && typeof entry === 'object' && 'emoji' in entry ? String(entry.emoji) : ''));
+  if (emoji.some((e) => !allowedReactionEmoji.has(e))) throw badRequest('REACTION_INVALID');
+  // Bots without Premium may set one reaction per message.
+  if (emoji.length > 1) throw badRequest('REACTIONS_TOO_MANY');
+  store.setReactions(chatId, messageId, emoji);
+  return { result: true };
+}
+
 function setWebhook({ store, params }: MethodContext): MethodOutcome {
   const url = readOptionalString(params, 'url');
   if (url === undefined) throw badRequest('parameter "url" is required');
@@ -213,4 +241,5 @@ export const basicMethods: ReadonlyMap<string, MethodHandler> = new Map<string, 
   ['deletewebhook', deleteWebhook],
   ['getwebhookinfo', getWebhookInfo],
   ['answercallbackquery', answerCallbackQuery],
+  ['setmessagereaction', setMessageReaction],
 ]);

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { EventHub } from './event-hub.ts';
+import { ReactionBook } from './reaction-book.ts';
 import type {
   CallbackAnswerRecord,
   ChatActionRecord,
@@ -52,6 +53,8 @@ export class TelegramStore {
   faults: TelegramFault[] = [];
   /** answerCallbackQuery calls, in order. */
   callbackAnswers: CallbackAnswerRecord[] = [];
+  /** The bot's reactions now, by `chatId:messageId` (setMessageReaction replaces the set). */
+  readonly reactions = new ReactionBook();
   /** The long-poll currently entitled to answer getUpdates; a newer call ends it with 409. */
   activePoll: AbortController | undefined;
 
@@ -158,6 +161,12 @@ export class TelegramStore {
     this.hub.publish('telegram.edited', record);
   }
 
+  /** setMessageReaction: the bot's reactions on a message become `emoji` (empty: none). */
+  setReactions(chatId: number | string, messageId: number, emoji: string[]): void {
+    this.reactions.replace(`${String(chatId)}:${messageId}`, emoji);
+    this.hub.publish('telegram.reaction', { chat_id: chatId, message_id: messageId, emoji });
+  }
+
   recordAction(action: ChatActionRecord): void {
     this.actions.push(action);
     this.hub.publish('telegram.action', action);
@@ -227,6 +236,7 @@ export class TelegramStore {
     this.actions = [];
     this.faults = [];
     this.callbackAnswers = [];
+    this.reactions.clear();
     this.openCallbackQueries.clear();
     this.sentByChat.clear();
     for (const state of this.chats.values()) state.messages.clear();

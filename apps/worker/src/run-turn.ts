@@ -17,6 +17,7 @@ import type { LeaseHolding } from './conversation-lease.ts';
 import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
 import { suspendLoops } from './restart-guard.ts';
+import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
@@ -79,16 +80,21 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   const deadline = setTimeout(() => active.dispatch({ kind: 'stop', reason: 'timeout' }), turnTimeoutOf(ctx.config, state.conversation));
   let prepared: Awaited<ReturnType<typeof prepareTurn>>;
   let executed: ExecutedTurn;
+  // Best-effort and never awaited here (STATUS_REACTIONS): 👀 once the turn takes its input, ✅/❌ once it committed.
+  const reactions = startTurnReactions(ctx, state.conversation.platform, state.conversation.id);
   try {
     prepared = await prepareTurn(ctx, state, input, active);
     if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
-    executed = await executeTurn(ctx, prepared, input, active);
+    reactions.take(input);
+    executed = await executeTurn(ctx, prepared, input, active, reactions);
   } finally {
     clearTimeout(deadline);
   }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
-  return commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
+  const outcome = await commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
+  if (outcome.kind === 'committed') reactions.settle(executed.status);
+  return outcome;
 }
 
 async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun: NotBegun, holding: LeaseHolding): Promise<TurnOutcome> {
@@ -125,7 +131,7 @@ async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holdi
 }
 
 /** The runtime's run. An error nobody expected fails this turn (logged, counted, one notice) and never the process. */
-async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn): Promise<ExecutedTurn> {
+async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions): Promise<ExecutedTurn> {
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
   const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
@@ -158,7 +164,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
         }
         if (resumes) ctx.metrics.countRecoveryNote('resume');
       },
-      takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active) : undefined,
+      takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active, reactions) : undefined,
       askUser: createTurnAskUser(ctx, {
         conversationId: conversation.id,
         platform: conversation.platform,
@@ -310,9 +316,11 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
 }
 
 /** Busy mode `steer`: input that arrived since the turn started joins it at the next model call. */
-async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn): Promise<{ text: string; inboundEventId: number }[]> {
+async function takeSteerInput(ctx: WorkerContext, active: ActiveTurn, reactions: TurnReactions): Promise<{ text: string; inboundEventId: number }[]> {
   const pending = await loadPendingInbound(ctx.db, active.conversationId, ctx.config.MAX_QUEUED_INPUT);
-  const taken = steerableInput(pending, active.state.takenUpTo ?? 0).map((event) => ({ text: event.text, inboundEventId: event.id }));
+  const steered = steerableInput(pending, active.state.takenUpTo ?? 0);
+  reactions.take(steered);
+  const taken = steered.map((event) => ({ text: event.text, inboundEventId: event.id }));
   const lastTaken = taken.at(-1);
   if (lastTaken) active.dispatch({ kind: 'taken', upTo: lastTaken.inboundEventId });
   return taken;

@@ -166,6 +166,8 @@ export const workerEnvSchema = z
       COMPRESSION_BACKOFF_MS: nonNegativeInt(30_000),
       /** Tell the user in one line when older messages were summarised (off by default: most users never need to know). */
       COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
+      /** Reactions on the user's message for a turn's state (taken 👀, done ✅, failed ❌); best-effort, never fails a turn. */
+      STATUS_REACTIONS: z.enum(['on', 'off']).default('on'),
       RESTART_SUSPEND_THRESHOLD: positiveInt(3),
       /** The runtime of conversations that name none (docs/codex.md); an operator sets one per conversation through the admin API. */
       AGENT_RUNTIME: agentRuntime,

@@ -69,3 +69,4 @@ export {
 } from './restart-rules.ts';
 export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './workspace-path.ts';
 export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';
+export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange, type ReactionStatus, type SettledTurnStatus } from './status-reactions.ts';

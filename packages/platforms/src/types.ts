@@ -58,6 +58,12 @@ export interface PlatformSender {
    * its own: it never answers an interaction or replies to the user's message.
    */
   sendWithButtons?(target: Record<string, unknown>, text: string, buttons: readonly ChoiceButton[]): Promise<SentMessage>;
+  /**
+   * Changes the bot's reaction on the user's message the target names (STATUS_REACTIONS):
+   * `remove` the previous emoji, `add` the next (null: none). A target without the
+   * user's message id is skipped (resolves). Slack takes emoji names, the others emoji.
+   */
+  setReaction?(target: Record<string, unknown>, change: { remove: string | null; add: string | null }): Promise<void>;
   /** Replaces the text of a message the bot sent and removes its buttons (the question once answered). */
   replaceText?(target: Record<string, unknown>, platformMessageId: string, text: string): Promise<void>;
 }

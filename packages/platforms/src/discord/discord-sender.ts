@@ -20,6 +20,8 @@ export interface DiscordReplyTarget {
   channelId: string;
   /** The user's message; the first part of the answer replies to it (guilds only). */
   messageId?: string;
+  /** The user's message in any channel (DMs too): where the bot's status reaction goes. */
+  userMessageId?: string;
   /** Set for slash commands: the first part answers the deferred interaction response. */
   interactionToken?: string;
   applicationId?: string;
@@ -120,6 +122,20 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
       } catch (error) {
         throw toPlatformError(error, 'edit message');
       }
+    },
+    async setReaction(rawTarget, change): Promise<void> {
+      const target = readDiscordReplyTarget(rawTarget);
+      if (target.userMessageId === undefined) return;
+      const { channelId, userMessageId } = target;
+      authorise();
+      // Routes.channelMessageOwnReaction takes the emoji URL-encoded (Discord's Create Reaction); a failed remove must not keep the next reaction away.
+      const route = (emoji: string) => Routes.channelMessageOwnReaction(channelId, userMessageId, encodeURIComponent(emoji));
+      const results = await Promise.allSettled([
+        change.remove !== null ? rest.delete(route(change.remove)) : undefined,
+        change.add !== null ? rest.put(route(change.add)) : undefined,
+      ]);
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw toPlatformError(failed.reason, 'reaction');
     },
     async sendTyping(rawTarget): Promise<void> {
       const target = readDiscordReplyTarget(rawTarget);

@@ -29,7 +29,7 @@ describe('parseDiscordMessage', () => {
         userId: author.id,
         text: '  Hi **there**  ',
         address: { platform: 'discord', accountId: botUserId, chatId: '400000000000000007', threadId: '', userScope: '' },
-        replyTarget: { channelId: '400000000000000007' },
+        replyTarget: { channelId: '400000000000000007', userMessageId: '500000000000000010' },
       },
     });
   });
@@ -42,7 +42,7 @@ describe('parseDiscordMessage', () => {
     if (mentioned.kind !== 'message') return;
     expect(mentioned.message.text).toBe(`<@${botUserId}> what time is it`);
     expect(mentioned.message.address.userScope).toBe(author.id);
-    expect(mentioned.message.replyTarget).toEqual({ channelId: '400000000000000007', messageId: '500000000000000010' });
+    expect(mentioned.message.replyTarget).toEqual({ channelId: '400000000000000007', messageId: '500000000000000010', userMessageId: '500000000000000010' });
     expect(mentioned.message.roles).toBeUndefined();
   });
 

@@ -90,7 +90,8 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
         userScope: inGuild ? message.author.id : '',
       },
       // In guilds the first part of the answer replies to the message it answers.
-      replyTarget: inGuild ? { channelId: message.channel_id, messageId: message.id } : { channelId: message.channel_id },
+      // userMessageId (everywhere): the message the bot's status reaction goes on.
+      replyTarget: inGuild ? { channelId: message.channel_id, messageId: message.id, userMessageId: message.id } : { channelId: message.channel_id, userMessageId: message.id },
     }),
   };
 }

@@ -7,6 +7,7 @@ const optionalId = z.string().optional().catch(undefined);
 const discordReplyTargetSchema = z.object({
   channelId: z.string().min(1),
   messageId: optionalId,
+  userMessageId: optionalId,
   interactionToken: optionalId,
   applicationId: optionalId,
 });
@@ -15,10 +16,11 @@ const discordReplyTargetSchema = z.object({
 export function readDiscordReplyTarget(target: Record<string, unknown>): DiscordReplyTarget {
   const parsed = discordReplyTargetSchema.safeParse(target);
   if (!parsed.success) throw new PlatformError('REJECTED', 'discord: reply target has no channelId');
-  const { channelId, messageId, interactionToken, applicationId } = parsed.data;
+  const { channelId, messageId, userMessageId, interactionToken, applicationId } = parsed.data;
   return {
     channelId,
     ...(messageId !== undefined ? { messageId } : {}),
+    ...(userMessageId !== undefined ? { userMessageId } : {}),
     ...(interactionToken !== undefined ? { interactionToken } : {}),
     ...(applicationId !== undefined ? { applicationId } : {}),
   };

@@ -31,7 +31,7 @@ describe('parseSlackEvent', () => {
         userId: 'U42',
         text: '  Hello *there*  ',
         address: { platform: 'slack', accountId: 'T123', chatId: 'D100', threadId: '', userScope: '' },
-        replyTarget: { channel: 'D100' },
+        replyTarget: { channel: 'D100', messageTs: '1700000000.000100' },
       },
     });
   });
@@ -39,7 +39,7 @@ describe('parseSlackEvent', () => {
   it('keeps a DM thread apart and replies inside it', () => {
     const result = parseSlackEvent(envelope({ ...dm, thread_ts: '1699999999.000001' }), context);
     expect(result.kind === 'message' && result.message.address.threadId).toBe('1699999999.000001');
-    expect(result.kind === 'message' && result.message.replyTarget).toEqual({ channel: 'D100', threadTs: '1699999999.000001' });
+    expect(result.kind === 'message' && result.message.replyTarget).toEqual({ channel: 'D100', threadTs: '1699999999.000001', messageTs: '1700000000.000100' });
   });
 
   it('answers a top-level channel mention in a thread under the mention, scoped to the user', () => {
@@ -51,7 +51,7 @@ describe('parseSlackEvent', () => {
         userId: 'U42',
         text: '<@UBOT> what time is it?',
         address: { platform: 'slack', accountId: 'T123', chatId: 'C200', threadId: '1700000001.000200', userScope: 'U42' },
-        replyTarget: { channel: 'C200', threadTs: '1700000001.000200' },
+        replyTarget: { channel: 'C200', threadTs: '1700000001.000200', messageTs: '1700000001.000200' },
       },
     });
   });
@@ -59,7 +59,7 @@ describe('parseSlackEvent', () => {
   it('puts a mention inside a thread in the conversation of that thread', () => {
     const top = parseSlackEvent(envelope(mention), context);
     const reply = parseSlackEvent(envelope({ ...mention, ts: '1700000009.000900', thread_ts: '1700000001.000200', text: '<@UBOT> and now?' }), context);
-    expect(reply.kind === 'message' && reply.message.replyTarget).toEqual({ channel: 'C200', threadTs: '1700000001.000200' });
+    expect(reply.kind === 'message' && reply.message.replyTarget).toEqual({ channel: 'C200', threadTs: '1700000001.000200', messageTs: '1700000009.000900' });
     expect(top.kind === 'message' && reply.kind === 'message' && reply.message.address).toEqual(top.kind === 'message' && top.message.address);
   });
 

@@ -16,6 +16,8 @@ export interface SlackReplyTarget {
   channel: string;
   /** The thread root's ts; absent = post at the top level (a DM outside any thread). */
   threadTs?: string;
+  /** The user's message's ts, for the bot's status reaction on it. */
+  messageTs?: string;
 }
 
 const authorizationSchema = z.object({ user_id: z.string().optional(), is_bot: z.boolean().optional() }).passthrough();
@@ -85,7 +87,7 @@ export function parseSlackEvent(body: unknown, context: SlackParseContext): Pars
 
   // A reply to a top-level mention opens a thread under it, so the mention's ts is that thread's root.
   const threadTs = event.thread_ts ?? (isDirect ? undefined : event.ts);
-  const replyTarget: SlackReplyTarget = { channel: event.channel, ...(threadTs !== undefined ? { threadTs } : {}) };
+  const replyTarget: SlackReplyTarget = { channel: event.channel, ...(threadTs !== undefined ? { threadTs } : {}), messageTs: event.ts };
   return {
     kind: 'message',
     message: normaliseInbound({

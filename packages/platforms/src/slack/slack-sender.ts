@@ -97,6 +97,18 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
       }
     },
     async sendTyping(): Promise<void> {},
+    async setReaction(target, change): Promise<void> {
+      const t = readSlackReplyTarget(target);
+      if (t.messageTs === undefined) return;
+      const timestamp = t.messageTs;
+      // Both at once: a remove that fails (no_reaction: the earlier add was refused) must not keep the next reaction away.
+      const results = await Promise.allSettled([
+        change.remove !== null ? client.reactions.remove({ channel: t.channel, timestamp, name: change.remove }) : undefined,
+        change.add !== null ? client.reactions.add({ channel: t.channel, timestamp, name: change.add }) : undefined,
+      ]);
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw toPlatformError('reactions', failed.reason);
+    },
   };
 }
 

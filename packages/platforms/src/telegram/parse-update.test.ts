@@ -20,7 +20,7 @@ describe('parseTelegramUpdate', () => {
         userId: '42',
         text: '  Hello *there*  ',
         address: { platform: 'telegram', accountId: '1000001', chatId: '42', threadId: '', userScope: '' },
-        replyTarget: { chatId: 42 },
+        replyTarget: { chatId: 42, userMessageId: 10 },
       },
     });
   });
@@ -32,7 +32,7 @@ describe('parseTelegramUpdate', () => {
     expect(mention.kind).toBe('message');
     if (mention.kind === 'message') {
       expect(mention.message.address.userScope).toBe('42');
-      expect(mention.message.replyTarget).toEqual({ chatId: -100, replyToMessageId: 10 });
+      expect(mention.message.replyTarget).toEqual({ chatId: -100, replyToMessageId: 10, userMessageId: 10 });
     }
     const reply = parseTelegramUpdate(update({ ...group, text: 'and you?', reply_to_message: { message_id: 9, from: { id: 1000001, is_bot: true } } }), context);
     expect(reply.kind).toBe('message');
@@ -59,7 +59,7 @@ describe('parseTelegramUpdate', () => {
   it('keeps forum topics apart by message_thread_id', () => {
     const result = parseTelegramUpdate(update({ chat: { id: -5, type: 'supergroup' }, text: '/help', message_thread_id: 77, is_topic_message: true }), context);
     expect(result.kind === 'message' && result.message.address.threadId).toBe('77');
-    expect(result.kind === 'message' && result.message.replyTarget).toEqual({ chatId: -5, messageThreadId: 77, replyToMessageId: 10 });
+    expect(result.kind === 'message' && result.message.replyTarget).toEqual({ chatId: -5, messageThreadId: 77, replyToMessageId: 10, userMessageId: 10 });
   });
 
   it('ignores bots, edits and messages without text', () => {

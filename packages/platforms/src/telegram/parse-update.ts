@@ -104,6 +104,7 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
         chatId: message.chat.id,
         ...(threadId ? { messageThreadId: message.message_thread_id } : {}),
         ...(isPrivate ? {} : { replyToMessageId: message.message_id }),
+        userMessageId: message.message_id,
       },
     }),
   };

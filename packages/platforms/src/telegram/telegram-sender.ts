@@ -1,5 +1,5 @@
 import { Api, GrammyError, HttpError } from 'grammy';
-import type { InlineKeyboardMarkup } from 'grammy/types';
+import type { InlineKeyboardMarkup, ReactionTypeEmoji } from 'grammy/types';
 import { PlatformError } from '../errors.ts';
 import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
 import { renderTelegramHtml } from './render-html.ts';
@@ -49,6 +49,17 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
       try {
         // Without reply_markup the inline keyboard goes: the question can no longer be pressed.
         await api.editMessageText(t.chatId, Number(platformMessageId), text);
+      } catch (error) {
+        throw toPlatformError(error);
+      }
+    },
+    async setReaction(target, change): Promise<void> {
+      const t = readTelegramReplyTarget(target);
+      if (t.userMessageId === undefined) return;
+      // setMessageReaction replaces the bot's whole set: the previous emoji goes without a call of its own.
+      const reaction = change.add === null ? [] : [{ type: 'emoji' as const, emoji: change.add as ReactionTypeEmoji['emoji'] }];
+      try {
+        await api.setMessageReaction(t.chatId, t.userMessageId, reaction);
       } catch (error) {
         throw toPlatformError(error);
       }

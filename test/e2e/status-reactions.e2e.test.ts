@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { armDiscordFault, sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
+import { postJson, TestSystem } from '../support/system.ts';
+
+/**
+ * STATUS_REACTIONS (issue 22, item 4): what the user sees on their own message,
+ * read from the simulated platforms. One system runs all three platforms; a
+ * second, Telegram only, runs with the setting off.
+ */
+const poll = { timeout: 10_000, interval: 25 };
+const failedNotice = 'Sorry, something went wrong and I could not answer that. Please try again.';
+
+async function getJson(url: string): Promise<unknown> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.json();
+}
+
+/** A user's Telegram message through the real webhook; its message_id is where the reaction goes. */
+async function sendTelegramMessage(simUrl: string, chatId: number, text: string): Promise<number> {
+  const body = (await postJson(`${simUrl}/control/telegram/updates`, { chat: { id: chatId, type: 'private' }, from: { id: chatId, first_name: 'Tester' }, text })) as {
+    update: { message: { message_id: number } };
+  };
+  return body.update.message.message_id;
+}
+
+const telegramReactions = async (simUrl: string, chatId: number, messageId: number) =>
+  ((await getJson(`${simUrl}/control/telegram/reactions?chat_id=${chatId}&message_id=${messageId}`)) as { emoji: string[]; calls: number });
+const slackReactions = async (simUrl: string, channel: string, ts: string) =>
+  ((await getJson(`${simUrl}/control/slack/reactions?channel=${channel}&ts=${ts}`)) as { names: string[] }).names;
+const discordReactions = async (simUrl: string, channelId: string, messageId: string) =>
+  ((await getJson(`${simUrl}/control/discord/reactions?channel_id=${channelId}&message_id=${messageId}`)) as { emoji: string[] }).emoji;
+
+describe('status reactions on the user message', () => {
+  let system: TestSystem;
+  let sim: string;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { MODEL_MAX_RETRIES: '0' } });
+    sim = system.simUrl;
+    await waitForDiscordGateway(sim, { identifies: 1, connected: true });
+    await system.setModelScript({ rules: [{ match: 'please fail', error: { status: 500, message: 'upstream exploded' } }] });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('Telegram: the answered message ends with 👍 (Telegram has no ✅ for bots)', async () => {
+    const messageId = await sendTelegramMessage(sim, 8101, 'hello reactions');
+    const [reply] = await system.waitForTelegram(8101, 1);
+    expect(reply?.text).toBe('echo: hello reactions');
+    await expect.poll(async () => (await telegramReactions(sim, 8101, messageId)).emoji, poll).toEqual(['👍']);
+  });
+
+  it('Telegram: a turn whose model fails ends with 👎 and the notice', async () => {
+    const messageId = await sendTelegramMessage(sim, 8102, 'please fail');
+    const [reply] = await system.waitForTelegram(8102, 1);
+    expect(reply?.text).toBe(failedNotice);
+    await expect.poll(async () => (await telegramReactions(sim, 8102, messageId)).emoji, poll).toEqual(['👎']);
+  });
+
+  it('Telegram: reactions refused (429) by the platform never keep the answer away', async () => {
+    await postJson(`${sim}/control/telegram/faults`, { method: 'setMessageReaction', kind: '429', times: 50 });
+    try {
+      const messageId = await sendTelegramMessage(sim, 8103, 'still answered');
+      const [reply] = await system.waitForTelegram(8103, 1);
+      expect(reply?.text).toBe('echo: still answered');
+      expect((await telegramReactions(sim, 8103, messageId)).emoji).toEqual([]);
+    } finally {
+      await fetch(`${sim}/control/telegram/faults`, { method: 'DELETE' });
+    }
+  });
+
+  it('Slack: the answered message ends with white_check_mark, eyes removed', async () => {
+    const sent = await system.sendSlack({ channel: 'D8201', user: 'U8201', text: 'hello slack reactions' });
+    const [reply] = await system.waitForSlack('D8201', 1);
+    expect(reply?.text).toBe('echo: hello slack reactions');
+    await expect.poll(() => slackReactions(sim, 'D8201', sent.ts), poll).toEqual(['white_check_mark']);
+  });
+
+  it('Slack: a failed turn ends with x; refused reactions never keep the answer away', async () => {
+    const failed = await system.sendSlack({ channel: 'D8202', user: 'U8202', text: 'please fail' });
+    const [notice] = await system.waitForSlack('D8202', 1);
+    expect(notice?.text).toBe(failedNotice);
+    await expect.poll(() => slackReactions(sim, 'D8202', failed.ts), poll).toEqual(['x']);
+
+    await postJson(`${sim}/control/slack/faults`, { method: 'reactions.add', kind: '500', times: 50 });
+    try {
+      const refused = await system.sendSlack({ channel: 'D8203', user: 'U8203', text: 'still answered' });
+      const [reply] = await system.waitForSlack('D8203', 1);
+      expect(reply?.text).toBe('echo: still answered');
+      expect(await slackReactions(sim, 'D8203', refused.ts)).toEqual([]);
+    } finally {
+      await fetch(`${sim}/control/slack/faults`, { method: 'DELETE' });
+    }
+  });
+
+  it('Discord: the answered message ends with ✅; a failed turn with ❌', async () => {
+    const answered = await sendDiscordMessage(sim, { channelId: '5000000000000008301', content: 'hello discord reactions' });
+    const [reply] = await waitForDiscordMessages(sim, '5000000000000008301', 1);
+    expect(reply?.content).toBe('echo: hello discord reactions');
+    await expect.poll(() => discordReactions(sim, '5000000000000008301', answered.messageId), poll).toEqual(['✅']);
+
+    const failed = await sendDiscordMessage(sim, { channelId: '5000000000000008302', content: 'please fail' });
+    const [notice] = await waitForDiscordMessages(sim, '5000000000000008302', 1);
+    expect(notice?.content).toBe(failedNotice);
+    await expect.poll(() => discordReactions(sim, '5000000000000008302', failed.messageId), poll).toEqual(['❌']);
+  });
+
+  it('Discord: refused reactions (503) never keep the answer away', async () => {
+    await armDiscordFault(sim, { route: 'reactions', kind: '503', times: 50 });
+    try {
+      const sent = await sendDiscordMessage(sim, { channelId: '5000000000000008303', content: 'still answered' });
+      const [reply] = await waitForDiscordMessages(sim, '5000000000000008303', 1);
+      expect(reply?.content).toBe('echo: still answered');
+      expect(await discordReactions(sim, '5000000000000008303', sent.messageId)).toEqual([]);
+    } finally {
+      await fetch(`${sim}/control/discord/faults`, { method: 'DELETE' });
+    }
+  });
+});
+
+describe('STATUS_REACTIONS=off', () => {
+  let system: TestSystem;
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('answers without a single reaction call', async () => {
+    system = await TestSystem.start({ workerEnv: { STATUS_REACTIONS: 'off' } });
+    const messageId = await sendTelegramMessage(system.simUrl, 8401, 'no reactions please');
+    const [reply] = await system.waitForTelegram(8401, 1);
+    expect(reply?.text).toBe('echo: no reactions please');
+    const seen = await telegramReactions(system.simUrl, 8401, messageId);
+    expect({ emoji: seen.emoji, calls: seen.calls }).toEqual({ emoji: [], calls: 0 });
+  });
+});

@@ -71,6 +71,8 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     await row.click();
     await waitForText('#transcript', /echo: hello console/);
     expect(await page.textContent('#detail-status')).toBe('active');
+    // The model that answered each recent turn (docs/turns.md, "Model fallbacks").
+    expect(await page.textContent('#detail-turns')).toMatch(/^\d+ completed by switchboard-sim$/);
 
     // A question the turn put to the chat user shows in the transcript with its outcome (docs/codex.md, "Approvals in chat").
     await system.sql`

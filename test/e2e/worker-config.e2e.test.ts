@@ -39,4 +39,14 @@ describe('worker start-up configuration', () => {
     expect(unset.code).toBe(1);
     expect(unset.stderr).toContain('MODEL_BASE_URL is required');
   });
+
+  it('refuses a bad MODEL_FALLBACKS entry, or one naming an unset key variable, with one line naming the entry and no key', { timeout: 40_000 }, async () => {
+    const bad = await runWorker({ MODEL_FALLBACKS: 'http://127.0.0.1:1/v1|m' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split('\n')).toEqual(['Invalid configuration: MODEL_FALLBACKS entry 1 has 2 fields, not 3 (each entry: base_url|model|API_KEY_ENV) (value hidden)']);
+    const unset = await runWorker({ MODEL_FALLBACKS: 'http://127.0.0.1:1/v1|backup|SB_UNSET_FALLBACK_KEY', MODEL_API_KEY: 'sk-primary-secret' });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr.trim().split('\n')).toEqual(['Invalid configuration: MODEL_FALLBACKS entry 1 (backup) names SB_UNSET_FALLBACK_KEY, which is not set']);
+    expect(unset.stdout).toBe('');
+  });
 });

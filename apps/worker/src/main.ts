@@ -1,10 +1,18 @@
 import closeWithGrace from 'close-with-grace';
-import { loadConfigOrExit, workerEnvSchema } from '@switchboard/config';
+import { ConfigError, loadConfigOrExit, resolveModelFallbacks, workerEnvSchema } from '@switchboard/config';
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrExit(workerEnvSchema);
+// A fallback naming an unset key variable fails here in one line, as a bad variable does (the key is never shown).
+try {
+  resolveModelFallbacks(config.MODEL_FALLBACKS, process.env);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 const log = createLogger('worker', config.LOG_LEVEL);
 /** Its metrics once the worker runs; errors before that are only logged. */
 const started: { metrics?: WorkerMetrics } = {};

@@ -59,6 +59,8 @@ export interface ExecutedTurn {
   error?: string;
   /** The runtime's thread (Codex), kept on the session by the commit for the next turn. */
   runtimeThreadId?: string;
+  /** The model that answered (or last failed): `turns.model` (docs/turns.md "Model fallbacks"). */
+  model?: string;
 }
 
 /**
@@ -174,7 +176,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
       }),
       ...(threadId ? { runtimeIds: { threadId } } : {}),
     });
-    const kept = result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {};
+    const kept = { ...(result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {}), ...(result.model ? { model: result.model } : {}) };
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries, ...kept };
     if (result.outcome === 'failed') return { ...(active.state.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log)), ...kept };
     return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text, ...kept };
@@ -266,6 +268,7 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   active.dispatch({ kind: 'committed', outcome: status });
   ctx.history.append(session.id, committed.messages);
   ctx.metrics.observeTurn(status, (performance.now() - prepared.startedAt) / 1000);
+  if (status === 'completed' && executed.model) ctx.metrics.countModelAnswer(executed.model);
   const event = { conversationId: conversation.id, sessionId: session.id, turnId };
   if (status === 'interrupted' || status === 'cancelled') await ctx.emit({ type: 'turn.interrupted', ...event, reason: active.state.stopReason });
   await ctx.emit({ type: 'turn.ended', ...event, outcome: status });
@@ -311,6 +314,7 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
     stoppedByEventId: cancellingStopOf(active.state, status),
     // Under the commit's fence: a superseded turn moves neither the session's thread nor the crash streak.
     ...(executed.runtimeThreadId ? { runtimeThreadId: executed.runtimeThreadId } : {}),
+    ...(executed.model ? { model: executed.model } : {}),
     crashStreak: crashStreakChangeOf({ status, error }),
   };
 }

@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
-import { createBuiltinTools, createOpenAiRuntime, createSummariser, createToolRegistry } from '@switchboard/agent';
+import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, type AgentRuntime } from '@switchboard/agent';
 import { estimateMessageTokens, staleTurnRule } from '@switchboard/core';
-import type { WorkerConfig } from '@switchboard/config';
+import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
@@ -109,18 +109,27 @@ function createSenders(config: WorkerConfig): Map<string, PlatformSender> {
   return senders;
 }
 
-function createRuntime(config: WorkerConfig, log: Logger, workerId: string): ReturnType<typeof createOpenAiRuntime> {
+/**
+ * The OpenAI runtime over MODEL_BASE_URL and then MODEL_FALLBACKS in order
+ * (docs/turns.md "Model fallbacks"); with no fallbacks it is the one model as
+ * before. The fallbacks' keys are read from the variables they name.
+ */
+function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metrics: WorkerMetrics): AgentRuntime {
   const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
-  return createOpenAiRuntime({
-    baseURL: config.MODEL_BASE_URL,
-    apiKey: config.MODEL_API_KEY,
-    model: config.MODEL_NAME,
+  const fallbacks = resolveModelFallbacks(config.MODEL_FALLBACKS, process.env).map((f) => ({ baseURL: f.baseUrl, apiKey: f.apiKey, model: f.model }));
+  return createFallbackRuntime({
+    endpoints: [{ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME }, ...fallbacks],
+    cooldownMs: config.MODEL_FALLBACK_COOLDOWN_MS,
     timeoutMs: config.MODEL_TIMEOUT_MS,
     maxToolIterations: config.MAX_TOOL_ITERATIONS,
     tools,
     turnWaitBudgetMs: config.TURN_WAIT_BUDGET_SECONDS * 1000,
     retry: { maxRetries: config.MODEL_MAX_RETRIES, maxWaitMs: config.MODEL_RETRY_MAX_WAIT_MS },
     onRetry: (retry) => log.info({ workerId, ...retry }, 'model request retrying'),
+    onFallback: (move) => {
+      metrics.countModelFallback(move.from, move.to);
+      log.warn({ workerId, ...move }, 'model failed; the turn moves to the next model');
+    },
   });
 }
 
@@ -167,7 +176,8 @@ interface ContextParts {
 
 function createContext({ config, log, workerId, db, redis, queue }: ContextParts): WorkerContext {
   const senders = createSenders(config);
-  const runtime = createRuntime(config, log, workerId);
+  const metrics = createWorkerMetrics();
+  const runtime = createRuntime(config, log, workerId, metrics);
   const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
   return {
     config,
@@ -181,7 +191,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
     log: log.child({ workerId }),
     workerId,
-    metrics: createWorkerMetrics(),
+    metrics,
     emit,
     actions: createConversationActions({ db: db.db, emit, log }),
     running: new Map(),

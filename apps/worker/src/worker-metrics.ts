@@ -24,6 +24,10 @@ export interface WorkerMetrics {
   /** One outbox row's delivery attempt: sent, retrying (in-line), postponed (rescheduled) or failed (for good). */
   countDelivery(platform: string, outcome: 'sent' | 'retrying' | 'postponed' | 'failed'): void;
   countRateLimited(platform: string): void;
+  /** A turn answered by `model` (docs/turns.md "Model fallbacks"). */
+  countModelAnswer(model: string): void;
+  /** A turn moved from one model to the next after a 429, 5xx, timeout or lost connection. */
+  countModelFallback(from: string, to: string): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -33,6 +37,7 @@ export function createWorkerMetrics(): WorkerMetrics {
   collectDefaultMetrics({ register: registry });
   const { interruptLatency, wakeDelay, turnDuration, notes, compressions, compressionGateway, compressionSummariser } = registerTimings(registry);
   const { trimmed, trimmedMessages, unexpected, superseded, turnLimits, restarts, suspensions, interrupts, deliveries, rateLimited } = registerCounters(registry);
+  const { modelAnswers, modelFallbacks } = registerModelCounters(registry);
   return {
     registry,
     countRestartIncrements: (n) => restarts.inc(n),
@@ -57,6 +62,8 @@ export function createWorkerMetrics(): WorkerMetrics {
     countDelivery: (platform, outcome) => deliveries.inc({ platform, outcome }),
     countRateLimited: (platform) => rateLimited.inc({ platform }),
     countRecoveryNote: (kind) => notes.inc({ kind }),
+    countModelAnswer: (model) => modelAnswers.inc({ model }),
+    countModelFallback: (from, to) => modelFallbacks.inc({ from, to }),
   };
 }
 
@@ -132,4 +139,16 @@ function registerCounters(registry: Registry) {
   const deliveries = new Counter({ name: 'switchboard_deliveries_total', help: 'Outbox delivery attempts by platform and outcome', labelNames: ['platform', 'outcome'], registers: [registry] });
   const rateLimited = new Counter({ name: 'switchboard_platform_rate_limited_total', help: 'Platform answers of 429 (rate limited) by platform', labelNames: ['platform'], registers: [registry] });
   return { trimmed, trimmedMessages, unexpected, superseded, turnLimits, restarts, suspensions, interrupts, deliveries, rateLimited };
+}
+
+/** Which model answered, and the moves between models (MODEL_FALLBACKS). The labels are model names from the config: a few values. */
+function registerModelCounters(registry: Registry) {
+  const modelAnswers = new Counter({ name: 'switchboard_model_answers_total', help: 'Turns answered, by the model that answered', labelNames: ['model'], registers: [registry] });
+  const modelFallbacks = new Counter({
+    name: 'switchboard_model_fallbacks_total',
+    help: 'Turns moved from one model to the next after a 429, 5xx, timeout or lost connection',
+    labelNames: ['from', 'to'],
+    registers: [registry],
+  });
+  return { modelAnswers, modelFallbacks };
 }

@@ -98,6 +98,8 @@ interface TurnResultBase {
   /** Model steps that ended in tool calls. */
   toolIterations: number;
   runtimeIds?: RuntimeIds;
+  /** The model that answered (or last failed), for the turn's row and metrics; runtimes without a model name leave it out. */
+  model?: string;
 }
 
 /** How a turn ended. Expected outcomes are values: only a bug in the runtime throws. */

@@ -11,6 +11,7 @@ export type {
   Summariser,
   TurnFailure,
 } from './agent-runtime.ts';
+export { createFallbackRuntime, type FallbackRuntimeOptions, type ModelEndpoint } from './openai/fallback-runtime.ts';
 export { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai/openai-runtime.ts';
 export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';
 export { builtinTools, calculatorTool, createBuiltinTools, createWaitTool, currentTimeTool, defaultWaitMaxSeconds, type BuiltinToolOptions } from './tools/builtin-tools.ts';

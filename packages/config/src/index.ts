@@ -10,3 +10,4 @@ export {
   type WorkerConfig,
 } from './schemas.ts';
 export { meanings, readSchemaShape } from './meanings.ts';
+export { modelFallbacks, resolveModelFallbacks, type ModelFallbackEndpoint, type ModelFallbackEntry } from './model-fallbacks.ts';

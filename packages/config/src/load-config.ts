@@ -69,7 +69,8 @@ function findRuleIssues(schema: z.ZodTypeAny, env: NodeJS.ProcessEnv, reported: 
 }
 
 function isSecretName(name: string): boolean {
-  return /TOKEN|SECRET|KEY|PASSWORD|URL/.test(name);
+  // MODEL_FALLBACKS holds URLs, which may carry credentials.
+  return /TOKEN|SECRET|KEY|PASSWORD|URL|FALLBACKS/.test(name);
 }
 
 /**

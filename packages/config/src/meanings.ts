@@ -51,6 +51,8 @@ export const meanings: Record<string, string> = {
   MODEL_TIMEOUT_MS: "one model request's timeout",
   MODEL_MAX_RETRIES: 'retries of a model request answered 408/409/429/5xx or whose connection failed',
   MODEL_RETRY_MAX_WAIT_MS: 'longest wait before such a retry; a model asking for longer is not retried',
+  MODEL_FALLBACKS: 'comma-separated further endpoints base_url|model|API_KEY_ENV (the third field names the variable holding the key), tried in order after the primary on 429, 5xx, a timeout or a lost connection; empty: none',
+  MODEL_FALLBACK_COOLDOWN_MS: 'how long a model that failed is tried only after the others (kept per worker process)',
   COMPRESSION_THRESHOLD: 'share of the context at which the session is compressed',
   COMPRESSION_KEEP_RATIO: 'share of the context kept verbatim (newest messages) when compressing',
   SUMMARY_TIMEOUT_MS: "the summariser's timeout; past it the turn goes on without compression",

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelFallbacks } from './model-fallbacks.ts';
 import {
   adminCookieSecure,
   agentRuntime,
@@ -155,6 +156,10 @@ export const workerEnvSchema = z
       MODEL_MAX_RETRIES: nonNegativeInt(2),
       /** The longest wait before such a retry; a model asking for longer (`Retry-After`) is not retried and the user is told. */
       MODEL_RETRY_MAX_WAIT_MS: nonNegativeInt(30_000),
+      /** Further OpenAI-compatible endpoints tried in order when the current one fails with 429, 5xx, a timeout or a lost connection (docs/turns.md "Model fallbacks"). */
+      MODEL_FALLBACKS: modelFallbacks,
+      /** How long an endpoint that failed is tried only after the others (per worker process). */
+      MODEL_FALLBACK_COOLDOWN_MS: nonNegativeInt(60_000),
       COMPRESSION_THRESHOLD: ratio(0.8),
       /** Share of the context kept verbatim (newest messages) when compressing. */
       COMPRESSION_KEEP_RATIO: ratio(0.2),

@@ -110,10 +110,11 @@ function select(id) {
 }
 
 async function loadDetail(id) {
-  const [detail, transcript, asked] = await Promise.all([
+  const [detail, transcript, asked, recent] = await Promise.all([
     api('GET', `/admin/conversations/${id}`),
     api('GET', `/admin/conversations/${id}/transcript?order=desc&limit=200`),
     api('GET', `/admin/conversations/${id}/approvals`),
+    api('GET', `/admin/turns?conversation=${id}&limit=5`),
   ]);
   const c = detail.conversation;
   $('detail').hidden = false;
@@ -126,6 +127,8 @@ async function loadDetail(id) {
   $('detail-chain').textContent = detail.chain.map((s) => `${s.id} ${s.status}`).join(' → ') || 'none yet';
   $('detail-turn').textContent = detail.runningTurn ? `turn ${detail.runningTurn.id} since ${new Date(detail.runningTurn.startedAt).toLocaleTimeString()}` : 'none';
   $('detail-queued').textContent = String(c.queuedInput);
+  // Which model answered each recent turn: another than MODEL_NAME means MODEL_FALLBACKS stepped in.
+  $('detail-turns').textContent = recent.items.map((t) => `${t.id} ${t.status}${t.model ? ` by ${t.model}` : ''}`).join(', ') || 'none yet';
   $('busy-mode').value = c.busyMode || '';
   $('detail-runtime').textContent = c.runtime || `default (${detail.defaultRuntime})`;
   $('detail-profile').textContent = (c.permissionProfile || 'default (read-only)') + (c.permissionProfile === 'full-access' && !detail.fullAccessAllowed ? ' — runs read-only: full access is off' : '');

@@ -267,6 +267,8 @@ export interface CommitTurnInput {
    * the fence: a superseded turn never moves the session to its thread.
    */
   runtimeThreadId?: string;
+  /** The model that answered (or last failed), stored as `turns.model`; absent for a runtime without one. */
+  model?: string;
   /** What the turn does to `conversations.runtime_crash_streak` (core crashStreakChangeOf); absent: nothing. */
   crashStreak?: 'increment' | 'reset' | 'keep';
 }
@@ -366,7 +368,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       returning *
     ), t as (
       -- The turn's session is the one it committed to (a compression during the turn moved it to the child).
-      update turns set status = ${input.status}, error = ${input.error ?? null}, session_id = ${input.sessionId}, ended_at = now()
+      update turns set status = ${input.status}, error = ${input.error ?? null}, session_id = ${input.sessionId}, ended_at = now(), model = ${input.model ?? null}::text
       where id in (select id from turn_ok) and exists (select 1 from fence)
       returning 1
     )

@@ -26,6 +26,8 @@ export const turns = pgTable(
     userKey: text('user_key'),
     /** Which of the user's USER_MAX_RUNNING_TURNS slots the turn holds while running (issue 17, defect 3). */
     userSlot: integer('user_slot'),
+    /** The model that answered the turn (or last failed), written by its commit (docs/turns.md "Model fallbacks"); null for runtimes without one and older turns. */
+    model: text('model'),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

@@ -1,0 +1,102 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from '@switchboard/core';
+import type { AgentRuntime, RunTurnRequest, RunTurnResult } from '../agent-runtime.ts';
+import { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.ts';
+
+/** One OpenAI-compatible endpoint: the primary (MODEL_BASE_URL) or one of MODEL_FALLBACKS. */
+export interface ModelEndpoint {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+}
+
+export interface FallbackRuntimeOptions extends Omit<OpenAiRuntimeOptions, 'baseURL' | 'apiKey' | 'model'> {
+  /** The primary first, then the fallbacks in the order they are tried. */
+  endpoints: readonly ModelEndpoint[];
+  /** How long an endpoint that failed goes to the back of the order. */
+  cooldownMs: number;
+  /** Told when a turn moves from one model to the next, for logs and metrics. */
+  onFallback?: (move: { from: string; to: string; status: number | undefined }) => void;
+  now?: () => number;
+}
+
+/**
+ * An AgentRuntime over several OpenAI-compatible endpoints (docs/turns.md,
+ * "Model fallbacks"). Each turn tries them in `orderModelEndpoints` order; a
+ * failure that `movesToNextModel` (429, 5xx, timeout, lost connection) sends
+ * the same request to the next one and cools the failed one down. The
+ * cooldowns live in this object, so per worker process.
+ *
+ * Retries: an endpoint with another one after it is tried once (moving on is
+ * the retry, and quicker than a backoff); the last one in the order gets the
+ * configured retries, as a single model always did.
+ *
+ * Only a turn that failed before it added anything moves on: its entries are
+ * empty, so no tool ran and no text of the failed stream was kept (a stream
+ * that breaks mid-answer drops its half-read text). A turn that failed after
+ * a tool step keeps its failure rather than run the tools again elsewhere.
+ */
+export function createFallbackRuntime(options: FallbackRuntimeOptions): AgentRuntime {
+  const { endpoints, cooldownMs, onFallback, now = Date.now, ...shared } = options;
+  const build = (endpoint: ModelEndpoint, retry: OpenAiRuntimeOptions['retry']) =>
+    createOpenAiRuntime({ ...shared, baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, model: endpoint.model, retry });
+  const runtimes = endpoints.map((endpoint) => ({ quick: build(endpoint, { ...shared.retry, maxRetries: 0 }), last: build(endpoint, shared.retry) }));
+  const cooldownUntil = new Map<number, number>();
+  const first = runtimes[0];
+  if (!first) throw new Error('createFallbackRuntime needs at least one endpoint');
+
+  return {
+    fixedRequestText: first.last.fixedRequestText,
+    async runTurn(request) {
+      const order = orderModelEndpoints(endpoints.length, cooldownUntil, now());
+      const once = acceptOnce(request);
+      let result: RunTurnResult | undefined;
+      for (const [position, index] of order.entries()) {
+        const isLast = position === order.length - 1;
+        const runtime = isLast ? runtimes[index]?.last : runtimes[index]?.quick;
+        const model = endpoints[index]?.model ?? '';
+        if (!runtime) break;
+        result = { ...(await runtime.runTurn(once)), model };
+        if (result.outcome !== 'failed' || result.entries.length > 0) return result;
+        const kind = failureKindOf(result.failure.cause);
+        if (!movesToNextModel(kind)) return result;
+        cooldownUntil.set(index, now() + cooldownMs);
+        const next = order[position + 1];
+        if (next !== undefined) onFallback?.({ from: model, to: endpoints[next]?.model ?? '', status: kind.kind === 'status' ? kind.status : undefined });
+      }
+      return result as RunTurnResult;
+    },
+  };
+}
+
+/** The request as each endpoint gets it: `onModelAccepted` is called once for the turn, whichever model accepts. */
+function acceptOnce(request: RunTurnRequest): RunTurnRequest {
+  if (!request.onModelAccepted) return request;
+  const accept = request.onModelAccepted;
+  let accepted: Promise<void> | undefined;
+  return { ...request, onModelAccepted: () => (accepted ??= Promise.resolve(accept())) };
+}
+
+/** The SDK's error, in the words of the core rule. */
+export function failureKindOf(cause: unknown): ModelFailureKind {
+  if (cause instanceof APIUserAbortError) return { kind: 'aborted' };
+  if (cause instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (cause instanceof APIConnectionError) return { kind: 'connection' };
+  if (cause instanceof APIError && cause.status !== undefined) return { kind: 'status', status: cause.status };
+  return isBrokenStream(cause) ? { kind: 'connection' } : { kind: 'other' };
+}
+
+const socketCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE']);
+
+/**
+ * A stream whose connection broke after the answer began reaches us as fetch's
+ * `TypeError: terminated`, not an SDK error: its cause carries undici's
+ * socket code. That is a lost connection like any other.
+ */
+function isBrokenStream(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('UND_ERR_') || socketCodes.has(code))) return true;
+  }
+  return false;
+}

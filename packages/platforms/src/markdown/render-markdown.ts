@@ -40,7 +40,10 @@ export function renderMarkdown(markdown: string, dialect: MarkupDialect): string
   } catch {
     return dialect.escape(markdown);
   }
-  return renderBlocks(tokens, { dialect, inQuote: false, inLink: false }, '\n\n').trim();
+  const rendered = renderBlocks(tokens, { dialect, inQuote: false, inLink: false }, '\n\n').trim();
+  // Markdown that renders to nothing (a lone link definition, an unsafe link without words) would be an empty
+  // message, which the platforms refuse: the reader gets the source instead.
+  return rendered === '' ? dialect.escape(markdown.trim()) : rendered;
 }
 
 function renderBlocks(tokens: readonly Token[], state: WalkState, separator: string): string {

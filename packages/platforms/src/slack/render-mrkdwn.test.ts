@@ -25,6 +25,10 @@ describe('renderSlackMrkdwn', () => {
     );
   });
 
+  it('never renders non-blank Markdown as an empty message', () => {
+    expect(renderSlackMrkdwn('[x]: https://e.com')).toBe('[x]: https://e.com');
+  });
+
   it('leaves unbalanced markers as text', () => {
     expect(renderSlackMrkdwn('**half & <open>')).toBe('**half &amp; &lt;open&gt;');
   });

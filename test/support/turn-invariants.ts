@@ -231,8 +231,10 @@ export function checkIdle(snapshot: ChatSnapshot): string[] {
  * order, or text never queued) fails.
  */
 export function checkDelivered(snapshot: ChatSnapshot, sent: SentTelegramMessage[], repeats?: { resent: number }): string[] {
-  const expected = snapshot.outbox.map((o) => o.text);
-  const seen = sent.map((s) => s.text);
+  // Compared as the user reads them: a message's rendering (Markdown to Telegram HTML) drops whitespace at
+  // its ends, as Telegram itself does, so a stored part ending in a space is the same message to the user.
+  const expected = snapshot.outbox.map((o) => o.text.trim());
+  const seen = sent.map((s) => s.text.trim());
   if (JSON.stringify(expected) === JSON.stringify(seen)) return [];
   const mismatch = [`the user saw ${JSON.stringify(seen)} but the outbox holds ${JSON.stringify(expected)}`];
   if (!repeats) return mismatch;

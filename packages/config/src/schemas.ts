@@ -91,7 +91,7 @@ export const gatewayEnvSchema = z
       /** The admin API refuses the full-access profile unless this is on (set it alike on gateways and workers). */
       CODEX_ALLOW_FULL_ACCESS: codexSettings.CODEX_ALLOW_FULL_ACCESS,
       /** Access: who may talk to the bot in DMs and in groups; allowlists per platform. */
-      DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
+      DM_POLICY: z.enum(['open', 'allowlist', 'pairing']).default('open'),
       GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
       TELEGRAM_ALLOWED_USERS: idList,
       SLACK_ALLOWED_USERS: idList,

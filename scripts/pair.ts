@@ -13,6 +13,8 @@
  * reached (with the reason and its error code), 2 on a usage mistake.
  */
 
+import { ConfigError, pairEnvSchema, parseConfig, type PairConfig } from '@switchboard/config';
+
 const usage = `usage: npm run pair -- list
        npm run pair -- approve <code>
        npm run pair -- revoke <telegram|slack|discord> <userId>`;
@@ -24,18 +26,26 @@ interface Reply {
   body: Record<string, unknown>;
 }
 
-function gatewayUrl(env: NodeJS.ProcessEnv): string {
-  if (env.GATEWAY_URL) return env.GATEWAY_URL.replace(/\/+$/, '');
-  const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT || '3000'}`;
+function gatewayUrl(config: PairConfig): string {
+  if (config.GATEWAY_URL) return config.GATEWAY_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`;
 }
 
 /** The first token of ADMIN_TOKEN (`token` or `name:token,…`, as the gateway reads it). */
-function adminToken(env: NodeJS.ProcessEnv): string {
-  const first = (env.ADMIN_TOKEN ?? '').split(',')[0]?.trim() ?? '';
+function adminToken(config: PairConfig): string {
+  const first = (config.ADMIN_TOKEN ?? '').split(',')[0]?.trim() ?? '';
   const token = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;
   if (!token) throw new PairError('ADMIN_TOKEN is not set: it must hold the gateway admin token');
   return token;
+}
+
+function readConfig(env: NodeJS.ProcessEnv): PairConfig {
+  try {
+    return parseConfig(pairEnvSchema, env);
+  } catch (error) {
+    throw new PairError(error instanceof ConfigError ? error.message : String(error));
+  }
 }
 
 async function call(base: string, token: string, method: string, path: string): Promise<Reply> {
@@ -69,14 +79,15 @@ async function listAll(base: string, token: string): Promise<string> {
 
 async function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const [command, ...rest] = args;
-  const base = gatewayUrl(env);
-  if (command === 'list' && rest.length === 0) return listAll(base, adminToken(env));
+  const config = readConfig(env);
+  const base = gatewayUrl(config);
+  if (command === 'list' && rest.length === 0) return listAll(base, adminToken(config));
   if (command === 'approve' && rest.length === 1 && rest[0]) {
-    const { body } = await call(base, adminToken(env), 'POST', `/admin/pairings/${encodeURIComponent(rest[0])}/approve`);
+    const { body } = await call(base, adminToken(config), 'POST', `/admin/pairings/${encodeURIComponent(rest[0])}/approve`);
     return `Approved: ${String(body.platform)} user ${String(body.userId)} is paired and is being told so.`;
   }
   if (command === 'revoke' && rest.length === 2 && rest[0] && rest[1]) {
-    await call(base, adminToken(env), 'DELETE', `/admin/paired-users/${encodeURIComponent(rest[0])}/${encodeURIComponent(rest[1])}`);
+    await call(base, adminToken(config), 'DELETE', `/admin/paired-users/${encodeURIComponent(rest[0])}/${encodeURIComponent(rest[1])}`);
     return `Revoked: ${rest[0]} user ${rest[1]} is no longer paired.`;
   }
   throw Object.assign(new PairError(usage), { exitCode: 2 });

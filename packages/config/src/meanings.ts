@@ -15,6 +15,7 @@ export const meanings: Record<string, string> = {
   HOST: 'address the HTTP server listens on',
   PORT: 'port the HTTP server listens on (gateway 3000, simulator 4010)',
   WORKER_PORT: "port of the worker's /healthz and /metrics server; 0 picks a free one",
+  GATEWAY_URL: 'npm run pair: the running gateway whose admin API it calls; unset: http://HOST:PORT',
   ADMIN_TOKEN: 'admin tokens: one token, or name:token pairs separated by commas (16+ characters each); unset: no /admin at all',
   TRUST_PROXY: 'proxies trusted for X-Forwarded-*: false, true, a hop count, or comma-separated IPs/CIDRs (docs/admin.md)',
   ADMIN_COOKIE_SECURE: 'Secure flag on the admin session cookie: auto (when the client used https), always or never',

@@ -267,7 +267,18 @@ export const simEnvSchema = z.object(
 
 export const migrateEnvSchema = z.object(describeShape({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel }));
 
+/** `npm run pair`: the running gateway's admin API, reached as the gateway's own HOST and PORT say unless GATEWAY_URL is given. */
+export const pairEnvSchema = z.object(
+  describeShape({
+    GATEWAY_URL: url(),
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    PORT: port(3000),
+    ADMIN_TOKEN: optionalSecret,
+  }),
+);
+
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
 export type SimConfig = z.output<typeof simEnvSchema>;
+export type PairConfig = z.output<typeof pairEnvSchema>;
 export type BusyInputMode = z.output<typeof busyInputMode>;

@@ -2,20 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaNotices } from '@switchboard/core';
 import { sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
-import { TestSystem } from '../support/system.ts';
+import { postJson, TestSystem } from '../support/system.ts';
 
 /** Small on purpose: the too-large case needs no megabytes. */
 const maxBytes = 4096;
 
 type Part = { type: string; text?: string; image_url?: { url: string } };
 type ModelMessage = { role: string; content: string | Part[] };
-
-async function postJson(url: string, body: unknown): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as unknown;
-}
 
 /** Uploads a file to the simulated platforms; returns its sim id and the sha256 of its bytes. */
 async function uploadFile(sim: string, file: { name: string; mime: string; bytes?: Buffer; text?: string; announcedSize?: number }): Promise<{ id: string; sha256: string }> {

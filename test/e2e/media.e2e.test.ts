@@ -212,4 +212,14 @@ describe('voice without TRANSCRIBE_BASE_URL', () => {
     const downloads = (await (await fetch(`${system.simUrl}/control/media/downloads`)).json()) as unknown[];
     expect(downloads).toEqual([]);
   });
+
+  it('under busy mode interrupt, a message right behind a slow photo stops its turn; the photo stays in the history, unread', async () => {
+    const photo = await uploadFile(system.simUrl, { name: 's.jpg', mime: 'image/jpeg', bytes: randomBytes(200) });
+    await postJson(`${system.simUrl}/control/media/faults`, { method: 'telegram', kind: 'delay', delayMs: 3000, times: 1 });
+    await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 802, type: 'private' }, photo: photo.id, caption: 'slow one' });
+    await system.sendTelegram({ chatId: 802, text: 'never mind' });
+    expect((await system.waitForTelegram(802, 1)).map((m) => m.text)).toEqual(['echo: never mind']);
+    const request = (await modelRequests(system.simUrl)).reverse().find((r) => r.body.messages.some((m) => m.content === 'never mind'));
+    expect(request?.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['slow one\n\n[image: photo.jpg, not read]', 'never mind']);
+  });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createTranscriber, type InputImage, type Transcriber } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
-import { describeDocument, describeImage, joinUserText, mediaNotices, normaliseText, planAttachment, type InboundAttachment, type MediaNoticeReason } from '@switchboard/core';
+import { describeDocument, describeImage, describeUnreadFile, joinUserText, mediaNotices, normaliseText, planAttachment, type InboundAttachment, type MediaNoticeReason } from '@switchboard/core';
 import { recordAttachmentHashes, type InboundEventRow } from '@switchboard/db';
 import { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, PlatformError, type FileFetcher } from '@switchboard/platforms';
 import type { WorkerContext } from './worker-context.ts';
@@ -63,10 +63,15 @@ export async function resolveMedia(ctx: Pick<WorkerContext, 'config' | 'db' | 'l
       continue;
     }
     const outcome = await readEventFiles(ctx, platform, event, attachments, signal);
+    if (outcome.kind === 'refused' && signal.aborted) {
+      // Stopped while fetching (/stop, an interrupt, shutdown): like any input of a stopped turn the message stays in the
+      // transcript, here as what it was (caption and "[image: …, not read]"), and nothing is said about the file.
+      events.push({ ...event, text: joinUserText(event.text, attachments.map(describeUnreadFile)) });
+      continue;
+    }
     if (outcome.kind === 'refused') {
       dropped.add(event.id);
-      // A stopped turn says nothing about the files it did not get to.
-      if (!signal.aborted) notices.push(mediaNotices[outcome.reason]);
+      notices.push(mediaNotices[outcome.reason]);
       events.push({ ...event, text: '' });
       continue;
     }

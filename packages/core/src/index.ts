@@ -74,6 +74,7 @@ export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange,
 export {
   describeDocument,
   describeImage,
+  describeUnreadFile,
   isTextDocument,
   joinUserText,
   mediaNotices,

@@ -93,6 +93,12 @@ export function describeDocument(name: string | null, text: string): string {
   return `[file: ${name ?? 'document'}]\n${text}`;
 }
 
+/** A file a stopped turn did not get to read, as the transcript keeps it (the user's message stays in the history). */
+export function describeUnreadFile(attachment: Pick<InboundAttachment, 'kind' | 'name'>): string {
+  const label = attachment.kind === 'image' ? 'image' : attachment.kind === 'audio' ? 'voice' : 'file';
+  return `[${label}: ${attachment.name ?? label}, not read]`;
+}
+
 /** A caption and what the files became, as one user message. */
 export function joinUserText(caption: string, parts: readonly string[]): string {
   return [caption.trim(), ...parts].filter((part) => part !== '').join('\n\n');

@@ -21,7 +21,9 @@ const messageSchema = z
     // Discord's attachment object; a voice message is one audio attachment with the IS_VOICE_MESSAGE flag on the message.
     attachments: z
       .array(z.object({ id: snowflake, filename: z.string(), content_type: z.string().optional(), size: z.number().int().nonnegative(), url: z.string().url() }).passthrough())
-      .default([]),
+      .default([])
+      // An unexpected attachment object drops the attachments, never the message.
+      .catch([]),
     // Guild messages carry the author's member object; its roles feed role-based allowlists.
     member: z.object({ roles: z.array(snowflake).default([]) }).passthrough().optional(),
     referenced_message: z

@@ -51,7 +51,9 @@ const messageEventSchema = z
     // Slack's file object; a file the workspace hides (mode "tombstone", "hidden_by_limit") carries no usable fields.
     files: z
       .array(z.object({ id: z.string().min(1), name: z.string().nullable().optional(), mimetype: z.string().optional(), size: z.number().int().nonnegative().optional(), mode: z.string().optional() }).passthrough())
-      .optional(),
+      .optional()
+      // An unexpected file object drops the files, never the message (a 400 would make Slack retry it).
+      .catch(undefined),
   })
   .passthrough();
 

@@ -99,4 +99,10 @@ describe('readTelegramBotId', () => {
     // A sticker or a location carries neither text nor a file we read.
     expect(parseTelegramUpdate(update({ sticker: { file_id: 's' } }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
   });
+
+  it('drops a file field of an unexpected shape instead of refusing the update', () => {
+    const result = parseTelegramUpdate(update({ text: 'hi', document: { file_id: 5 } }), context);
+    expect(result.kind === 'message' && result.message.attachments).toBeUndefined();
+    expect(parseTelegramUpdate(update({ photo: 'nope' }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
+  });
 });

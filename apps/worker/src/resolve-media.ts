@@ -109,7 +109,7 @@ async function readEventFiles(
       bytes = await fetcher.fetchFile(attachment, { maxBytes: config.MEDIA_MAX_BYTES, signal: AbortSignal.any([turnSignal, AbortSignal.timeout(config.MEDIA_FETCH_TIMEOUT_MS)]) });
     } catch (error) {
       const code = error instanceof PlatformError ? error.code : 'FILE_FETCH_FAILED';
-      ctx.log.warn({ ...log, code }, 'file not fetched; the user is told');
+      ctx.log.warn({ ...log, code, stopped: turnSignal.aborted }, 'file not fetched');
       return { kind: 'refused', reason: code === 'FILE_TOO_LARGE' ? 'too_large' : 'fetch_failed' };
     }
     const sha256 = createHash('sha256').update(bytes).digest('hex');

@@ -12,6 +12,7 @@ const adminToken = 'opsadmin-Zq7Rk2Vx9Lm4Pw8T';
 const modelKey = 'sk-model-Hn3Jt6Yb1Qc5Ws0E';
 const eventSecret = 'evsecret-Fd8Gk2Mn5Rt7Xy1Z';
 const dbPassword = 'dbpw-Kc4Lp9Vb2Nm6Qx3W';
+const fileText = 'file-text-Wq5Tz8Lm3Rb6Kx1V';
 
 /** DATABASE_URL with a password in it: the test cluster trusts loopback, so the password is carried and never checked. */
 function withPassword(url: string): string {
@@ -40,6 +41,8 @@ describe('secrets never reach logs, errors or admin answers', () => {
     'Telegram webhook secret': webhookSecret,
     'Slack signing secret': slackSigningSecret,
     'Slack bot token': slackBotToken,
+    // Not a secret, but the user's: a file's text never reaches a log either (docs/media.md).
+    'a file the user sent': fileText,
   };
   const answers: string[] = [];
 
@@ -91,6 +94,13 @@ describe('secrets never reach logs, errors or admin answers', () => {
     await armTelegramFault(system, { method: 'sendMessage', kind: '500', times: 1 });
     await system.sendTelegram({ chatId: 881_003, text: 'after a platform error' });
     await system.waitForTelegram(881_003, 1);
+    // A file read (through a Telegram file URL, which holds the bot token), and one whose download fails.
+    const file = (await postJson(`${system.simUrl}/control/media/files`, { name: 'notes.txt', mime: 'text/plain', text: fileText })) as { id: string };
+    await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 881_004, type: 'private' }, document: file.id });
+    await system.waitForTelegram(881_004, 1);
+    await postJson(`${system.simUrl}/control/media/faults`, { method: 'telegram', kind: '500', times: 1 });
+    await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 881_005, type: 'private' }, document: file.id });
+    await system.waitForTelegram(881_005, 1);
 
     // Bad credentials on every inbound route.
     const bad = async (path: string, headers: Record<string, string>, body = '{}') => {
@@ -119,7 +129,7 @@ describe('secrets never reach logs, errors or admin answers', () => {
     // The error paths, where a secret would most likely leak, really were logged (else an empty log would pass).
     const [gatewayLog, workerLog] = logs.map((log) => log.text);
     for (const line of ['admin authentication failed', 'webhook rejected', 'slack event rejected']) expect(gatewayLog).toContain(line);
-    for (const line of ['MODEL_FAILED', 'delivery retrying', 'turn committed']) expect(workerLog).toContain(line);
+    for (const line of ['MODEL_FAILED', 'delivery retrying', 'turn committed', 'FILE_FETCH_FAILED']) expect(workerLog).toContain(line);
     const found: string[] = [];
     for (const [name, value] of Object.entries(secrets)) {
       for (const log of logs) if (log.text.includes(value)) found.push(`${name} in ${log.file}`);

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     summariser: agent.createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, fixedRequestText),
     senders: new Map(),
+    media: { fetchers: new Map() },
     history: createHistoryCache(db.db, 0),
     leases,
     log: log.child({ pid: process.pid }),

@@ -24,6 +24,10 @@ export interface DiscordMessageInput {
   channelType?: number;
   /** The author's guild roles. */
   memberRoles?: string[];
+  /** Files by their sim id (POST /control/media/files), as attachments. */
+  attachments?: string[];
+  /** A voice message: its one attachment is the recording. */
+  voice?: boolean;
 }
 
 export interface DiscordDispatchResult {
@@ -73,6 +77,8 @@ export async function sendDiscordMessage(simUrl: string, input: DiscordMessageIn
     ...(input.id ? { id: input.id } : {}),
     ...(input.channelType !== undefined ? { channel_type: input.channelType } : {}),
     ...(input.memberRoles ? { member_roles: input.memberRoles } : {}),
+    ...(input.attachments ? { attachments: input.attachments } : {}),
+    ...(input.voice ? { voice: true } : {}),
   })) as { message: { id: string }; s: number | null; delivered: boolean };
   return { messageId: body.message.id, s: body.s, delivered: body.delivered };
 }

@@ -24,6 +24,8 @@ export interface SlackEventInput {
   retryOnFailure?: boolean;
   retryNum?: number;
   retryReason?: 'http_error' | 'http_timeout' | 'connection_failed';
+  /** Files by their sim id (POST /control/media/files), shared with the message. */
+  files?: string[];
 }
 
 export interface SlackDelivery {

@@ -26,6 +26,8 @@ export interface SystemOptions {
   slackAckTimeoutMs?: number;
   /** Turn Discord on: gateway and worker get DISCORD_* pointing at the simulator, whose Gateway the gateway connects to. */
   discord?: boolean;
+  /** Turn voice transcription on: the worker's TRANSCRIBE_BASE_URL is the simulator's /v1. */
+  transcribe?: boolean;
 }
 
 export interface TelegramMessageInput {
@@ -82,6 +84,7 @@ export class TestSystem {
       SWEEP_INTERVAL_MS: '500',
       ...(options.slack ? slackEnv(simUrl) : {}),
       ...(options.discord ? discordEnv(simUrl, sim.state.discord.store.publicKeyHex) : {}),
+      ...(options.transcribe ? { TRANSCRIBE_BASE_URL: `${simUrl}/v1` } : {}),
     };
     const gateway = await startGateway(parseConfig(gatewayEnvSchema, { ...env, PORT: '0', ...options.gatewayEnv }));
     await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gateway.url}/webhooks/telegram`, secret_token: webhookSecret });

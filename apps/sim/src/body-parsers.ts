@@ -38,10 +38,26 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
 }
 
-// Files are not emulated; their field names are kept so a handler can say so.
+/** The file parts of a parsed multipart body, by field name (the transcription endpoint reads them). */
+const multipartFiles = new WeakMap<object, Map<string, { name: string; bytes: Buffer }>>();
+
+export function multipartFilesOf(body: unknown): Map<string, { name: string; bytes: Buffer }> | undefined {
+  return typeof body === 'object' && body !== null ? multipartFiles.get(body) : undefined;
+}
+
+// A file part stays a `[file name]` field for the Bot API's handlers; its bytes are kept aside for the ones that read them.
 async function parseMultipart(body: Buffer, contentType: string): Promise<Record<string, string>> {
   const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
   const fields: Record<string, string> = {};
-  for (const [name, value] of form.entries()) fields[name] = typeof value === 'string' ? value : `[file ${value.name}]`;
+  const files = new Map<string, { name: string; bytes: Buffer }>();
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') {
+      fields[name] = value;
+      continue;
+    }
+    fields[name] = `[file ${value.name}]`;
+    files.set(name, { name: value.name, bytes: Buffer.from(await value.arrayBuffer()) });
+  }
+  multipartFiles.set(fields, files);
   return fields;
 }

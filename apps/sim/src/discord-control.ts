@@ -8,6 +8,7 @@ import type { DiscordMessage, DiscordSentRecord } from './discord-types.ts';
 import { SimError } from './errors.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
 import { readIntQuery, watchClient } from './http-helpers.ts';
+import { baseUrlOf, discordAttachmentUrl, requireFile, type MediaStore } from './media-files.ts';
 import { parseBody } from './parse-body.ts';
 
 export interface DiscordControlDeps {
@@ -15,6 +16,7 @@ export interface DiscordControlDeps {
   gateway: DiscordGateway;
   hub: EventHub;
   shutdown: AbortSignal;
+  media?: MediaStore;
 }
 
 const snowflake = z.string().regex(/^\d{1,20}$/, 'must be a snowflake (digits)');
@@ -34,6 +36,10 @@ const messageSchema = z
     referenced_message_id: snowflake.optional(),
     /** The author's guild roles (guild messages only). */
     member_roles: z.array(snowflake).optional(),
+    /** Files by their sim id (POST /control/media/files), as Discord attachments served from the sim's CDN path. */
+    attachments: z.array(z.string().min(1)).optional(),
+    /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
+    voice: z.boolean().optional(),
   })
   .strict();
 
@@ -99,6 +105,11 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
   app.post('/control/discord/messages', async (request) => {
     const input = parseBody(messageSchema, request.body);
     const message = buildMessage(store, input);
+    const media = deps.media;
+    if (input.attachments && media) {
+      message.attachments = input.attachments.map((id) => discordAttachment(media, baseUrlOf(request), input.channel_id, id, input.voice === true));
+      if (input.voice) Object.assign(message, { flags: 1 << 13 });
+    }
     store.rememberMessage(message);
     const result = gateway.dispatch('MESSAGE_CREATE', message);
     return { message, ...result };
@@ -212,6 +223,20 @@ function buildMessage(store: DiscordStore, input: z.output<typeof messageSchema>
       ? { message_reference: { message_id: input.referenced_message_id, channel_id: input.channel_id, ...(inGuild ? { guild_id: input.guild_id } : {}) }, referenced_message: referenced }
       : {}),
     channel_type: input.channel_type ?? (inGuild ? 0 : 1),
+  };
+}
+
+/** Discord's attachment object (a voice message's carries duration_secs and waveform). */
+function discordAttachment(media: MediaStore, base: string, channelId: string, id: string, voice: boolean): Record<string, unknown> {
+  const file = requireFile(media, id);
+  return {
+    id: file.id.replace(/\D/g, '') || '1',
+    filename: file.name,
+    content_type: file.mime,
+    size: file.announcedSize,
+    url: discordAttachmentUrl(base, channelId, file),
+    proxy_url: discordAttachmentUrl(base, channelId, file),
+    ...(voice ? { duration_secs: 3, waveform: 'AAAA' } : {}),
   };
 }
 

@@ -27,6 +27,7 @@ export interface SimEvent {
     | 'discord.edited'
     | 'discord.typing'
     | 'discord.interaction'
+    | 'media.download'
     | 'sim.reset';
   at: number;
   data: unknown;

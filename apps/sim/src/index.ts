@@ -12,6 +12,7 @@ import { EventHub } from './event-hub.ts';
 import { registerEventStream } from './events-stream.ts';
 import { errorWord } from './http-helpers.ts';
 import { registerCompletions } from './model-completions.ts';
+import { MediaStore, registerMediaRoutes } from './media-files.ts';
 import { registerModelControl } from './model-control.ts';
 import { ModelRequestStore } from './model-requests.ts';
 import { ModelScriptRunner } from './model-script.ts';
@@ -61,6 +62,7 @@ export interface SimState {
   telegram: TelegramStore;
   slack: SlackStore;
   model: { script: ModelScriptRunner; requests: ModelRequestStore };
+  media: MediaStore;
   events: EventHub;
   discord: { store: DiscordStore; gateway: DiscordGateway };
 }
@@ -116,7 +118,9 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     events,
   );
   const discordGateway = new DiscordGateway(discord, events);
+  const media = new MediaStore(events);
   const reset = () => {
+    media.reset();
     telegram.reset();
     slack.reset();
     discord.reset();
@@ -132,18 +136,19 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   app.setErrorHandler(renderControlError);
   app.setNotFoundHandler(renderNotFound);
 
-  await app.register(async (scope) => registerBotApi(scope, { store: telegram, hub: events, shutdown: shutdown.signal }));
-  await app.register(async (scope) => registerSlackWebApi(scope, { store: slack, shutdown: shutdown.signal }));
+  await app.register(async (scope) => registerBotApi(scope, { store: telegram, media, hub: events, shutdown: shutdown.signal }));
+  await app.register(async (scope) => registerSlackWebApi(scope, { store: slack, media, shutdown: shutdown.signal }));
   await app.register(async (scope) => registerCompletions(scope, { script, requests, shutdown: shutdown.signal, log }));
   await app.register(async (scope) => registerDiscordRest(scope, { store: discord, shutdown: shutdown.signal }), { prefix: '/api/v10' });
   discordGateway.attach(app);
   await app.register(async (scope) => {
-    await registerTelegramControl(scope, { store: telegram, hub: events, shutdown: shutdown.signal });
-    await registerSlackControl(scope, { store: slack, hub: events, shutdown: shutdown.signal });
+    await registerTelegramControl(scope, { store: telegram, media, hub: events, shutdown: shutdown.signal });
+    await registerSlackControl(scope, { store: slack, media, hub: events, shutdown: shutdown.signal });
     await registerSlackButtons(scope, { store: slack, hub: events, shutdown: shutdown.signal });
     await registerModelControl(scope, { script, requests, hub: events, shutdown: shutdown.signal });
-    await registerDiscordControl(scope, { store: discord, gateway: discordGateway, hub: events, shutdown: shutdown.signal });
+    await registerDiscordControl(scope, { store: discord, media, gateway: discordGateway, hub: events, shutdown: shutdown.signal });
     await registerEventStream(scope, events, shutdown.signal);
+    await registerMediaRoutes(scope, { media, telegramToken: options.telegramBotToken, slackToken: options.slackBotToken, shutdown: shutdown.signal });
     scope.get('/control/health', async () => ({ ok: true }));
     scope.post('/control/reset', async () => {
       reset();
@@ -155,7 +160,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   let closing: Promise<void> | undefined;
   return {
     app,
-    state: { telegram, slack, model: { script, requests }, events, discord: { store: discord, gateway: discordGateway } },
+    state: { telegram, slack, model: { script, requests }, media, events, discord: { store: discord, gateway: discordGateway } },
     reset,
     get url() {
       return url;

@@ -5,6 +5,7 @@ import { waitUntil } from './abortable.ts';
 import { SimError } from './errors.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
 import { readIntQuery, watchClient } from './http-helpers.ts';
+import { baseUrlOf, requireFile, slackFileObject, type MediaStore } from './media-files.ts';
 import { parseBody } from './parse-body.ts';
 import { buildEventEnvelope, deliverToRequestUrl, slackEventInputSchema, type SigningMode } from './slack-events.ts';
 import type { SlackStore } from './slack-store.ts';
@@ -15,6 +16,7 @@ export interface SlackControlDeps {
   store: SlackStore;
   hub: EventHub;
   shutdown: AbortSignal;
+  media?: MediaStore;
 }
 
 const urlVerificationSchema = z
@@ -41,7 +43,9 @@ export async function registerSlackControl(app: FastifyInstance, deps: SlackCont
   app.post('/control/slack/events', async (request) => {
     const input = parseBody(slackEventInputSchema, request.body);
     const { url, secret } = target(input.signing);
-    const { envelope, ts } = buildEventEnvelope(store, input);
+    const media = deps.media;
+    const files = input.files && media ? input.files.map((id) => slackFileObject(baseUrlOf(request), requireFile(media, id))) : undefined;
+    const { envelope, ts } = buildEventEnvelope(store, input, files);
     const attempts = await deliverToRequestUrl(
       store,
       hub,

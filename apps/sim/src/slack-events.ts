@@ -22,6 +22,8 @@ export const slackEventInputSchema = z
     ts: z.string().regex(tsPattern, 'must look like 1700000000.000100').optional(),
     bot_id: z.string().min(1).optional(),
     subtype: z.string().min(1).optional(),
+    /** Files by their sim id (POST /control/media/files): the message shares them, as Slack's `files` (subtype file_share in a DM). */
+    files: z.array(z.string().min(1)).optional(),
     /** Reuse an event id to act out a duplicate delivery. */
     event_id: z.string().min(1).optional(),
     signing: z.enum(['valid', 'bad', 'stale', 'none']).default('valid'),
@@ -42,12 +44,17 @@ const maxRetries = 3;
 const staleBySeconds = 6 * 60;
 
 /** Builds the `event_callback` envelope Slack would POST for `input`; `ts` is the message's ts. */
-export function buildEventEnvelope(store: SlackStore, input: SlackEventInput): { envelope: SlackEventEnvelope; ts: string } {
+export function buildEventEnvelope(store: SlackStore, input: SlackEventInput, files?: Record<string, unknown>[]): { envelope: SlackEventEnvelope; ts: string } {
   const channelType = input.channel_type ?? inferChannelType(input.channel);
   const type = input.type ?? (channelType === 'im' ? 'message' : 'app_mention');
   const eventTs = store.takeTs();
   const ts = input.ts ?? eventTs;
   const event = buildEvent(input, type, channelType, ts, eventTs);
+  if (files && files.length > 0) {
+    Object.assign(event, { files, upload: false, display_as_bot: false });
+    // A DM message that shares files comes as subtype file_share; an app_mention carries them without one.
+    if (type === 'message' && input.subtype === undefined) Object.assign(event, { subtype: 'file_share' });
+  }
   const envelope: SlackEventEnvelope = {
     token: slackWorkspace.verificationToken,
     team_id: slackWorkspace.teamId,

@@ -2,12 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sleepUnlessAborted } from './abortable.ts';
 import { classifyError } from './errors.ts';
 import { watchClient } from './http-helpers.ts';
+import { baseUrlOf, slackFileObject, type MediaStore } from './media-files.ts';
 import type { SlackStore } from './slack-store.ts';
 import { SlackApiError, slackWorkspace, type SlackFault, type SlackSentRecord } from './slack-types.ts';
 
 export interface SlackWebApiDeps {
   store: SlackStore;
   shutdown: AbortSignal;
+  /** Users' files, for files.info. */
+  media?: MediaStore;
 }
 
 type Params = Record<string, unknown>;
@@ -56,7 +59,9 @@ export async function registerSlackWebApi(app: FastifyInstance, deps: SlackWebAp
       const token = readToken(request, params);
       if (token === undefined) return sendSlackError(reply, new SlackApiError('not_authed'));
       if (store.options.botToken !== undefined && token !== store.options.botToken) return sendSlackError(reply, new SlackApiError('invalid_auth'));
-      const handler = methods.get(method.toLowerCase());
+      const media = deps.media;
+      const handler: MethodHandler | undefined =
+        method.toLowerCase() === 'files.info' && media ? (_store, params) => filesInfo(media, baseUrlOf(request), params) : methods.get(method.toLowerCase());
       if (!handler) return reply.send({ ok: false, error: 'unknown_method', req_method: method });
 
       const { signal, clientGone } = watchClient(reply, shutdown);
@@ -70,6 +75,13 @@ export async function registerSlackWebApi(app: FastifyInstance, deps: SlackWebAp
       return reply.send({ ok: true, ...result });
     },
   });
+}
+
+/** files.info: the file object with its url_private (Slack Web API, "files.info"). */
+function filesInfo(media: MediaStore, base: string, params: Params): Record<string, unknown> {
+  const file = typeof params.file === 'string' ? media.files.get(params.file) : undefined;
+  if (!file) throw new SlackApiError('file_not_found');
+  return { file: slackFileObject(base, file), comments: [], response_metadata: { next_cursor: '' } };
 }
 
 export function sendSlackError(reply: FastifyReply, error: SlackApiError): FastifyReply {

@@ -6,10 +6,13 @@ import { watchClient } from './http-helpers.ts';
 import { createGetUpdates } from './telegram-get-updates.ts';
 import { basicMethods, type MethodHandler } from './telegram-methods.ts';
 import { mergeParams } from './telegram-params.ts';
+import { getTelegramFile, type MediaStore } from './media-files.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { TelegramApiError, type TelegramFault } from './telegram-types.ts';
 
 export interface BotApiDeps {
+  /** Users' files, for getFile. */
+  media?: MediaStore;
   store: TelegramStore;
   hub: EventHub;
   shutdown: AbortSignal;
@@ -23,6 +26,14 @@ interface BotApiRoute {
 export async function registerBotApi(app: FastifyInstance, deps: BotApiDeps): Promise<void> {
   const { store, hub, shutdown } = deps;
   const methods = new Map<string, MethodHandler>([...basicMethods, ['getupdates', createGetUpdates(hub)]]);
+  const { media } = deps;
+  if (media) {
+    methods.set('getfile', ({ params }) => {
+      const file = getTelegramFile(media, params.file_id);
+      if (!file) throw new TelegramApiError(400, 'Bad Request: invalid file_id');
+      return { result: file };
+    });
+  }
 
   // Body and framework errors on these routes still answer in the Bot API's envelope.
   app.setErrorHandler((error, _request, reply) => {

@@ -5,6 +5,7 @@ import { SimError } from './errors.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
 import { normaliseChatId, readIntQuery, watchClient } from './http-helpers.ts';
 import { parseBody } from './parse-body.ts';
+import type { MediaStore } from './media-files.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { buildCallbackUpdate, pressSchema } from './telegram-buttons.ts';
 import { TelegramApiError, type SentRecord, type TelegramUpdate } from './telegram-types.ts';
@@ -14,6 +15,7 @@ import { registerMethodFaultRoutes } from './method-faults.ts';
 
 export interface TelegramControlDeps {
   store: TelegramStore;
+  media?: MediaStore;
   hub: EventHub;
   shutdown: AbortSignal;
 }
@@ -50,7 +52,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
 
   app.post('/control/telegram/updates', async (request) => {
     const input = parseBody(inboundMessageSchema, request.body);
-    return send(buildMessageUpdate(store, input), input.secret_token);
+    return send(buildMessageUpdate(store, input, deps.media), input.secret_token);
   });
 
   // A user presses an inline button under one of the bot's messages: a callback_query update, delivered like messages.

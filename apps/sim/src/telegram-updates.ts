@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { requireFile, type MediaStore } from './media-files.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import type { MessageEntity, TelegramMessage, TelegramUpdate, TelegramUser } from './telegram-types.ts';
 
@@ -25,14 +26,22 @@ export const inboundMessageSchema = z
       })
       .strict()
       .optional(),
-    text: z.string().min(1, 'must not be empty (Telegram never delivers an empty text message)'),
+    text: z.string().min(1, 'must not be empty (Telegram never delivers an empty text message)').optional(),
+    /** Files by their sim id (POST /control/media/files), sent as Telegram sends them: photo sizes, document, voice, audio. */
+    photo: z.string().min(1).optional(),
+    document: z.string().min(1).optional(),
+    voice: z.string().min(1).optional(),
+    audio: z.string().min(1).optional(),
+    caption: z.string().min(1).optional(),
     message_thread_id: z.number().int().positive().optional(),
     reply_to_message_id: z.number().int().positive().optional(),
     update_id: z.number().int().nonnegative().optional(),
     /** Overrides the secret header for this delivery; null sends none. */
     secret_token: z.string().nullable().optional(),
   })
-  .strict();
+  .strict()
+  .refine((input) => input.text !== undefined || input.photo || input.document || input.voice || input.audio, 'give text or a file (photo, document, voice, audio)')
+  .refine((input) => input.text === undefined || input.caption === undefined, 'a text message has no caption');
 
 export type InboundMessage = z.infer<typeof inboundMessageSchema>;
 
@@ -41,7 +50,7 @@ export type InboundMessage = z.infer<typeof inboundMessageSchema>;
 const defaultGroupUserId = 7_000_001;
 
 /** Builds the Update Telegram would send for `input` and remembers its message for later replies. */
-export function buildMessageUpdate(store: TelegramStore, input: InboundMessage): TelegramUpdate {
+export function buildMessageUpdate(store: TelegramStore, input: InboundMessage, media?: MediaStore): TelegramUpdate {
   const chat = store.touchChat(input.chat.id, {
     type: input.chat.type,
     title: input.chat.title,
@@ -60,7 +69,7 @@ export function buildMessageUpdate(store: TelegramStore, input: InboundMessage):
 
   const replyTarget = input.reply_to_message_id === undefined ? undefined : store.findMessage(chat.id, input.reply_to_message_id);
   const date = Math.floor(Date.now() / 1000);
-  const entities = findEntities(input.text);
+  const entities = input.text !== undefined ? findEntities(input.text) : [];
   const message: TelegramMessage = {
     message_id: store.takeMessageId(chat.id),
     ...(input.message_thread_id !== undefined ? { message_thread_id: input.message_thread_id } : {}),
@@ -71,11 +80,40 @@ export function buildMessageUpdate(store: TelegramStore, input: InboundMessage):
     ...(input.reply_to_message_id !== undefined
       ? { reply_to_message: replyTarget ? stripReply(replyTarget) : { message_id: input.reply_to_message_id, date, chat: { ...chat } } }
       : {}),
-    text: input.text,
+    ...(input.text !== undefined ? { text: input.text } : {}),
     ...(entities.length > 0 ? { entities } : {}),
+    ...(media ? telegramFileFields(media, input) : {}),
   };
   store.rememberMessage(message);
   return { update_id: store.takeUpdateId(input.update_id), message };
+}
+
+/** The file fields of a message as the Bot API sends them (Message: photo, document, voice, audio, caption). */
+function telegramFileFields(media: MediaStore, input: InboundMessage): Partial<TelegramMessage> {
+  const base = (id: string) => {
+    const file = requireFile(media, id);
+    return { file, fields: { file_id: file.id, file_unique_id: `u${file.id}`, file_size: file.announcedSize } };
+  };
+  const fields: Record<string, unknown> = {};
+  if (input.photo) {
+    const { fields: photo } = base(input.photo);
+    // Telegram sends several sizes, smallest first; the sim's thumbnail is the same file.
+    fields.photo = [{ ...photo, file_unique_id: `${photo.file_unique_id}s`, width: 90, height: 90 }, { ...photo, width: 800, height: 600 }];
+  }
+  if (input.document) {
+    const { file, fields: document } = base(input.document);
+    fields.document = { ...document, file_name: file.name, mime_type: file.mime };
+  }
+  if (input.voice) {
+    const { file, fields: voice } = base(input.voice);
+    fields.voice = { ...voice, duration: 3, mime_type: file.mime };
+  }
+  if (input.audio) {
+    const { file, fields: audio } = base(input.audio);
+    fields.audio = { ...audio, duration: 3, file_name: file.name, mime_type: file.mime };
+  }
+  if (input.caption !== undefined) fields.caption = input.caption;
+  return fields as Partial<TelegramMessage>;
 }
 
 function stripReply(message: TelegramMessage): TelegramMessage {

@@ -28,13 +28,15 @@ export function planWork(mode: BusyInputModeName, platform: Platform, pending: r
 /**
  * Steer: the input that joins the running turn at its next model call: what
  * arrived after what the turn took, up to the next command (a command runs
- * alone, after the turn).
+ * alone, after the turn) or the next message with files.
  */
 export function steerableInput(pending: readonly InboundEventRow[], takenUpTo: number): InboundEventRow[] {
   const taken: InboundEventRow[] = [];
   for (const event of pending) {
     if (event.id <= takenUpTo) continue;
     if (readStoredCommand(event.command, event.text) !== null) break;
+    // A file is fetched (and transcribed) before a turn's first model call, never mid-turn: it waits for the next turn.
+    if (event.attachments && event.attachments.length > 0) break;
     taken.push(event);
   }
   return taken;

@@ -16,6 +16,7 @@ import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn, typ
 import type { LeaseHolding } from './conversation-lease.ts';
 import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
+import { resolveMedia, type ResolvedInput } from './resolve-media.ts';
 import { suspendLoops } from './restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
@@ -84,17 +85,20 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
   let executed: ExecutedTurn;
   // Best-effort and never awaited here (STATUS_REACTIONS): 👀 once the turn takes its input, ✅/❌ once it committed.
   const reactions = startTurnReactions(ctx, state.conversation.platform, state.conversation.id);
+  let media: ResolvedInput;
   try {
-    prepared = await prepareTurn(ctx, state, input, active);
+    // Files are read before the turn's first model call, inside its time budget (docs/media.md).
+    media = await resolveMedia(ctx, state.conversation.platform, input, active.controller.signal);
+    prepared = await prepareTurn(ctx, state, media.events, active);
     if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
     reactions.take(input);
-    executed = await executeTurn(ctx, prepared, input, active, reactions);
+    executed = await executeTurn(ctx, prepared, media, active, reactions);
   } finally {
     clearTimeout(deadline);
   }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);
-  const outcome = await commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input, active, claimId: holding.claimId });
+  const outcome = await commitAndReport(ctx, { prepared, turnId: begun.turnId, executed, input: media.events, active, claimId: holding.claimId, media });
   if (outcome.kind === 'committed') reactions.settle(executed.status);
   return outcome;
 }
@@ -133,8 +137,10 @@ async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holdi
 }
 
 /** The runtime's run. An error nobody expected fails this turn (logged, counted, one notice) and never the process. */
-async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions): Promise<ExecutedTurn> {
+async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: ResolvedInput, active: ActiveTurn, reactions: TurnReactions): Promise<ExecutedTurn> {
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
+  const input = media.events;
+  const forModel = input.filter((event) => !media.dropped.has(event.id));
   const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
   // The turn's user (turns.user_key): who is asked to approve what the runtime wants to do.
@@ -145,6 +151,8 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
   try {
     // Interrupted during compression: the summary is committed, the turn ends without a model call.
     if (active.controller.signal.aborted) return stopped();
+    // Every file of the input was refused or failed: its short replies are the answer, the model is not asked.
+    if (forModel.length === 0) return { entries: [], status: 'completed', replyText: null };
     const choice = await ctx.runtimes.runtimeFor(conversation);
     if (choice.kind !== 'ready') {
       log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
@@ -155,7 +163,8 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
       instructions: ctx.config.SYSTEM_PROMPT,
       history: prepared.sentHistory,
       notes,
-      input: input.map((e) => e.text),
+      input: forModel.map((e) => e.text),
+      inputImages: forModel.map((e) => media.images.get(e.id) ?? []),
       signal: active.controller.signal,
       onModelAccepted: async () => {
         // The notes count as delivered only for a turn that really began (its row was written).
@@ -221,6 +230,8 @@ interface CommitRequest {
   input: InboundEventRow[];
   active: ActiveTurn;
   claimId: string;
+  /** What the input's files became: events kept out of the transcript, and their short replies (docs/media.md). */
+  media?: Pick<ResolvedInput, 'dropped' | 'notices'>;
 }
 
 /** What buildCommit reads of a CommitRequest. */
@@ -284,13 +295,13 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
 
 /** The commit's rows (pure): the input and what the runtime produced as transcript, the reply (and notices) as outbox parts. */
 export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTurnInput {
-  const { prepared, turnId, executed, input, active, claimId } = request;
+  const { prepared, turnId, executed, input, active, claimId, media } = request;
   const { conversation, session } = prepared;
   const { entries, status, error } = executed;
   let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
-    ...input.map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
+    ...input.filter((event) => !media?.dropped.has(event.id)).map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
   if (prepared.compressed && shape.compressionNotice && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;
@@ -298,7 +309,7 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   const { messageLimit } = shape;
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const suspended = prepared.suspendedNotice === 'restart_loop' ? [notices.suspendedRestartLoop] : prepared.suspendedNotice === 'runtime_crash_loop' ? [notices.suspendedRuntimeCrashLoop] : [];
-  const replyTexts = [...suspended, ...(replyText !== null ? [normaliseText(replyText)] : [])];
+  const replyTexts = [...suspended, ...(media?.notices ?? []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit) })) : [];
   return {
     turnId,

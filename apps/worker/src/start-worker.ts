@@ -20,6 +20,7 @@ import { startRecoverySweep } from './recovery-sweep.ts';
 import { applyRestartRules } from './restart-guard.ts';
 import { createTurnRuntimes } from './turn-runtime.ts';
 import { createTurnWorker } from './turn-worker.ts';
+import { createMediaReach } from './resolve-media.ts';
 import type { WorkerContext } from './worker-context.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
@@ -187,6 +188,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
     senders,
+    media: createMediaReach(config),
     history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
     leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
     log: log.child({ workerId }),

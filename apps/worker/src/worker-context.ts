@@ -11,6 +11,7 @@ import type { DeferredConversations } from './deferred-conversations.ts';
 import type { HeartbeatHealth } from './heartbeat-health.ts';
 import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
+import type { MediaReach } from './resolve-media.ts';
 import type { TurnRuntimes } from './turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -26,6 +27,8 @@ export interface WorkerContext {
   /** Tokens every request carries besides the session: system prompt and tool schemas. */
   fixedRequestTokens: number;
   senders: Map<string, PlatformSender>;
+  /** Users' files: the platforms' fetchers and the transcriber (docs/media.md). */
+  media: MediaReach;
   /** Transcripts kept in memory across turns, so a turn reads only what is new. */
   history: HistoryCache;
   leases: LeaseManager;

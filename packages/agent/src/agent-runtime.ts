@@ -31,6 +31,13 @@ export interface RunTurnRequest {
   notes: readonly string[];
   /** The new user messages this turn answers, oldest first (stored by the caller, not returned in `entries`). */
   input: readonly string[];
+  /**
+   * The images of `input[i]` (photos the user sent with it), for this turn
+   * only: the text of such an input names each image ("[image: …]"), which is
+   * what the transcript keeps (docs/media.md). A runtime that cannot show
+   * images reads the text alone. Absent or empty: none.
+   */
+  inputImages?: readonly (readonly InputImage[])[];
   /** Aborted on /stop, an interrupt, shutdown, a lost lease or the turn's time limit: the turn ends as `interrupted`. */
   signal: AbortSignal;
   /**
@@ -45,6 +52,11 @@ export interface RunTurnRequest {
   askUser?: AskUser;
   /** Ids the runtime returned for this conversation's previous turn (a thread to continue). */
   runtimeIds?: RuntimeIds;
+}
+
+/** An image as the model receives it: a `data:` URL of the bytes the user sent (capped by MEDIA_MAX_BYTES). */
+export interface InputImage {
+  dataUrl: string;
 }
 
 export interface SteerInput {

@@ -4,6 +4,7 @@ export type {
   ApprovalAnswer,
   ApprovalQuestion,
   AskUser,
+  InputImage,
   RunTurnRequest,
   RunTurnResult,
   RuntimeIds,
@@ -13,6 +14,7 @@ export type {
 } from './agent-runtime.ts';
 export { createFallbackRuntime, type FallbackRuntimeOptions, type ModelEndpoint } from './openai/fallback-runtime.ts';
 export { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai/openai-runtime.ts';
+export { createTranscriber, type Transcriber, type TranscriberOptions } from './openai/transcribe-audio.ts';
 export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';
 export { builtinTools, calculatorTool, createBuiltinTools, createWaitTool, currentTimeTool, defaultWaitMaxSeconds, type BuiltinToolOptions } from './tools/builtin-tools.ts';
 export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinition, type TurnWaitBudget } from './tools/define-tool.ts';

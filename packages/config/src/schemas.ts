@@ -181,6 +181,15 @@ export const workerEnvSchema = z
       APPROVAL_TIMEOUT_SECONDS: intInRange(300, 1, 86_400),
       /** on: every approval a runtime asks is granted without asking (non-interactive use only). */
       CODEX_AUTO_APPROVE: z.enum(['on', 'off']).default('off'),
+      /** Largest file a user may send (photo, document, voice), announced or downloaded; larger ones get one short reply (docs/media.md). */
+      MEDIA_MAX_BYTES: intInRange(5 * 1024 * 1024, 1, 50 * 1024 * 1024),
+      /** How long fetching one file (the platform's lookup and the download together) may take before the user is told it failed. */
+      MEDIA_FETCH_TIMEOUT_MS: intInRange(20_000, 100, 300_000),
+      /** OpenAI-compatible base URL whose /audio/transcriptions turns voice into text; unset: voice is refused with one short reply. */
+      TRANSCRIBE_BASE_URL: url(),
+      TRANSCRIBE_MODEL: z.string().trim().min(1).default('whisper-1'),
+      TRANSCRIBE_API_KEY: optionalSecret,
+      TRANSCRIBE_TIMEOUT_MS: intInRange(60_000, 100, 600_000),
       SYSTEM_PROMPT: z.string().default('You are Switchboard, a helpful assistant in a chat app. Answer briefly.'),
       /**
        * How long a conversation's lease outlives its last renewal (renewed every

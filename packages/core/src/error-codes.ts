@@ -22,6 +22,10 @@ export const errorCodes = {
   RATE_LIMITED: { family: 'platform', retryable: true },
   REJECTED: { family: 'platform', retryable: false },
   UNAVAILABLE: { family: 'platform', retryable: true },
+  /** A user's file over MEDIA_MAX_BYTES (announced or while downloading): refused with one short reply (docs/media.md). */
+  FILE_TOO_LARGE: { family: 'platform', retryable: false },
+  /** A user's file could not be downloaded (an error status, a timeout, a refused URL): the user is told (docs/media.md). */
+  FILE_FETCH_FAILED: { family: 'platform', retryable: false },
 
   // Admin API bodies.
   UNAUTHORIZED: { family: 'admin', retryable: false, httpStatus: 401 },
@@ -56,6 +60,8 @@ export const errorCodes = {
   MODEL_TIMEOUT: { family: 'model', retryable: true },
   /** The runtime's child process (codex app-server) died or broke its protocol mid-turn (docs/codex.md). */
   RUNTIME_CRASHED: { family: 'model', retryable: false },
+  /** The transcription endpoint (TRANSCRIBE_BASE_URL) failed or timed out for a voice message (docs/media.md). */
+  TRANSCRIBE_FAILED: { family: 'model', retryable: false },
 
   // The worker and start-up; never in a response body.
   CONVERSATION_BUSY: { family: 'worker', retryable: true },

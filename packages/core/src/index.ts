@@ -84,3 +84,16 @@ export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './w
 export { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from './model-fallbacks.ts';
 export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';
 export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange, type ReactionStatus, type SettledTurnStatus } from './status-reactions.ts';
+export {
+  describeDocument,
+  describeImage,
+  describeUnreadFile,
+  isTextDocument,
+  joinUserText,
+  mediaNotices,
+  planAttachment,
+  type AttachmentKind,
+  type AttachmentPlan,
+  type InboundAttachment,
+  type MediaNoticeReason,
+} from './media.ts';

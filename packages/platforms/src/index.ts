@@ -5,3 +5,4 @@ export * from './discord/index.ts';
 export * from './slack/index.ts';
 export * from './telegram/index.ts';
 export type { ButtonPress, ChoiceButton, InboundMessage, ParseResult, PlatformSender, SentMessage } from './types.ts';
+export { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, downloadBounded, type FetchLimits, type FileFetcher } from './fetch-file.ts';

@@ -14,6 +14,9 @@ export function normaliseInbound(message: InboundMessage): InboundMessage {
     userId: normaliseText(message.userId),
     text: normaliseText(message.text),
     ...(message.roles ? { roles: message.roles.map(normaliseText) } : {}),
+    ...(message.attachments && message.attachments.length > 0
+      ? { attachments: message.attachments.map((a) => ({ ...a, ref: normaliseText(a.ref), mime: a.mime && normaliseText(a.mime), name: a.name && normaliseText(a.name) })) }
+      : {}),
     address: {
       platform: address.platform,
       accountId: normaliseText(address.accountId),

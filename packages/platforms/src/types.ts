@@ -1,4 +1,4 @@
-import type { ConversationAddress, Platform } from '@switchboard/core';
+import type { ConversationAddress, InboundAttachment, Platform } from '@switchboard/core';
 
 /** What every adapter turns a platform's inbound event into. */
 export interface InboundMessage {
@@ -7,8 +7,10 @@ export interface InboundMessage {
   eventId: string;
   address: ConversationAddress;
   userId: string;
-  /** Exactly what the user wrote. */
+  /** Exactly what the user wrote (a file's caption; '' for a file without one). */
   text: string;
+  /** Files the message carries, as references the worker fetches (docs/media.md); absent: none. */
+  attachments?: InboundAttachment[];
   /** Discord guild member roles, for role-based allowlists. */
   roles?: string[];
   /** Where replies go; opaque to everything but the same platform's sender. */

@@ -63,7 +63,8 @@ export const overflowNotice = 'You have sent more messages than I can keep up wi
  */
 export async function acceptInbound(deps: IngressDeps, message: InboundMessage, deadline?: StoreDeadline): Promise<IngressOutcome> {
   // Parsed once, here: the command (or `text`, for plain text) is stored with the event so no later step reads the text again.
-  const command = parseChatCommand(message.text);
+  // A file's caption is never a command: "/stop" under a photo must not drop the photo (docs/media.md).
+  const command = message.attachments && message.attachments.length > 0 ? null : parseChatCommand(message.text);
   const signal = signalOfCommand(command);
   const isAnswer = command !== null && isApprovalCommand(command);
   // Only /stop and approval answers skip the rate limit and the input cap: they must always work, and make the bot say one line at most.

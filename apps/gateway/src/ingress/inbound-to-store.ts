@@ -20,6 +20,7 @@ export function inboundToStore(message: InboundMessage, command: ChatCommand | n
     text: message.text,
     command: storedCommandOf(command),
     replyTarget: message.replyTarget,
+    ...(message.attachments && message.attachments.length > 0 ? { attachments: message.attachments } : {}),
     ...admission,
   };
 }

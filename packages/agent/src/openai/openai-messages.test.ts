@@ -62,6 +62,14 @@ describe('createOpenAiConversation', () => {
     ]);
   });
 
+  it('sends an input with images as text and image_url parts, and the others as plain text', () => {
+    const c = createOpenAiConversation({ instructions: 's', history: [], notes: [], input: ['look [image: photo.jpg]', 'and this'], inputImages: [[{ dataUrl: 'data:image/png;base64,AAEC' }]] });
+    expect(c.messages().slice(1)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look [image: photo.jpg]' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAEC' } }] },
+      { role: 'user', content: 'and this' },
+    ]);
+  });
+
   it('leaves the notes out once dropped, by position and not by text', () => {
     const c = createOpenAiConversation({ instructions: 'same', history: [], notes: ['same'], input: ['hi'] });
     c.dropNotes();

@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk, ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ToolCall, TranscriptMessage } from '@switchboard/core';
 import { AgentError } from '../agent-error.ts';
-import type { RunTurnRequest } from '../agent-runtime.ts';
+import type { InputImage, RunTurnRequest } from '../agent-runtime.ts';
 import type { ToolDefinition } from '../tools/define-tool.ts';
 
 /**
@@ -25,15 +25,21 @@ export interface OpenAiConversation {
   dropNotes(): void;
 }
 
-export function createOpenAiConversation(request: Pick<RunTurnRequest, 'instructions' | 'history' | 'notes' | 'input'>): OpenAiConversation {
+export function createOpenAiConversation(request: Pick<RunTurnRequest, 'instructions' | 'history' | 'notes' | 'input' | 'inputImages'>): OpenAiConversation {
   const head: ChatCompletionMessageParam[] = [{ role: 'system', content: request.instructions }, ...request.history.map(toOpenAiMessage)];
   let notes: ChatCompletionMessageParam[] = request.notes.map((note) => ({ role: 'system', content: note }));
-  const turn: ChatCompletionMessageParam[] = request.input.map((text) => ({ role: 'user', content: text }));
+  const turn: ChatCompletionMessageParam[] = request.input.map((text, i) => toOpenAiInput(text, request.inputImages?.[i] ?? []));
   return {
     messages: () => [...head, ...notes, ...turn],
     add: (message) => void turn.push(toOpenAiMessage(message)),
     dropNotes: () => void (notes = []),
   };
+}
+
+/** A user input of this turn: plain text, or text and image parts (the chat-completions vision shape). */
+function toOpenAiInput(text: string, images: readonly InputImage[]): ChatCompletionMessageParam {
+  if (images.length === 0) return { role: 'user', content: text };
+  return { role: 'user', content: [{ type: 'text', text }, ...images.map((image) => ({ type: 'image_url' as const, image_url: { url: image.dataUrl } }))] };
 }
 
 /** A transcript message (stored, or added by this turn) as the model reads it: the one tool-call mapping. */

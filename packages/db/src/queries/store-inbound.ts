@@ -1,3 +1,4 @@
+import type { StoredAttachment } from '../schema/inbound-events.ts';
 import type { Database } from '../client.ts';
 
 export interface InboundToStore {
@@ -16,6 +17,8 @@ export interface InboundToStore {
    */
   command?: string | null;
   replyTarget: Record<string, unknown>;
+  /** The message's files as references (docs/media.md); absent or empty: none. */
+  attachments?: readonly StoredAttachment[];
   /**
    * Refuse (store as `refused`, never run) when this many events already wait;
    * null for input that must never be refused, such as /stop.
@@ -77,8 +80,9 @@ export async function storeInboundEvent(db: Database, event: InboundToStore, dea
       select count(*)::int as n from inbound_events
       where conversation_id = (select id from conv) and status = 'pending'
     ), ins as (
-      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, command, reply_target, status)
+      insert into inbound_events (platform, account_id, event_id, conversation_id, user_id, text, command, reply_target, attachments, status)
       select ${event.platform}, ${event.accountId}, ${event.eventId}, conv.id, ${event.userId}, ${event.text}, ${event.command ?? null}, ${JSON.stringify(event.replyTarget)}::jsonb,
+        ${event.attachments && event.attachments.length > 0 ? JSON.stringify(event.attachments) : null}::jsonb,
         case when ${event.storeAs ?? null}::text = 'done' then 'done'
           when ${event.refuseAtPending}::int is not null and (select n from waiting) >= ${event.refuseAtPending}::int then 'refused' else 'pending' end
       from conv

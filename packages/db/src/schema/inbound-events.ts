@@ -2,6 +2,16 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, jsonb, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
+/** A file reference as stored; the same shape as @switchboard/core's InboundAttachment (packages/db does not depend on core). */
+export interface StoredAttachment {
+  kind: 'image' | 'document' | 'audio';
+  ref: string;
+  mime: string | null;
+  name: string | null;
+  size: number | null;
+  sha256?: string;
+}
+
 /** What a platform delivered, stored once under its platform event id. */
 export const inboundEvents = pgTable(
   'inbound_events',
@@ -23,6 +33,11 @@ export const inboundEvents = pgTable(
     command: text('command'),
     /** Where replies go (chat, thread, message to reply to), as the adapter normalised it. */
     replyTarget: jsonb('reply_target').$type<Record<string, unknown>>().notNull(),
+    /**
+     * Files the message carries, as references (platform file id or URL, kind, MIME type, name, size), never their bytes;
+     * the worker adds each one's sha256 once it fetched it (docs/media.md). Null: no files.
+     */
+    attachments: jsonb('attachments').$type<StoredAttachment[]>(),
     /** refused: over the queued-input cap; the user was told, it is never run. held: set aside by a restart-loop suspension. */
     status: text('status', { enum: ['pending', 'done', 'refused', 'held'] }).notNull().default('pending'),
     turnId: bigint('turn_id', { mode: 'number' }),

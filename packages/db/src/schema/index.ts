@@ -1,5 +1,5 @@
 export { conversations } from './conversations.ts';
-export { inboundEvents } from './inbound-events.ts';
+export { inboundEvents, type StoredAttachment } from './inbound-events.ts';
 export { messages, type StoredToolCall } from './messages.ts';
 export { outbox } from './outbox.ts';
 export { sessions } from './sessions.ts';

@@ -84,4 +84,14 @@ describe('parseDiscordMessage', () => {
       expect(() => parseDiscordMessage(body, context)).toThrow(PlatformError);
     }
   });
+
+  it('takes attachments as references by their URL, a voice message without text included', () => {
+    const attachments = [{ id: '1', filename: 'voice-message.ogg', content_type: 'audio/ogg', size: 300, url: 'https://cdn.discordapp.com/attachments/4/1/voice-message.ogg?ex=1' }];
+    const result = parseDiscordMessage(message({ content: '', attachments, flags: 8192 }), context);
+    expect(result.kind === 'message' && result.message).toMatchObject({
+      text: '',
+      attachments: [{ kind: 'audio', ref: attachments[0]?.url, mime: 'audio/ogg', name: 'voice-message.ogg', size: 300 }],
+    });
+    expect(parseDiscordMessage(message({ content: '' }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
+  });
 });

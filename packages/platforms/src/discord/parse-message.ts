@@ -1,4 +1,4 @@
-import { normaliseText } from '@switchboard/core';
+import { normaliseText, type InboundAttachment } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
@@ -18,6 +18,12 @@ const messageSchema = z
     webhook_id: z.string().optional(),
     mentions: z.array(z.object({ id: snowflake }).passthrough()).default([]),
     channel_type: z.number().int().optional(),
+    // Discord's attachment object; a voice message is one audio attachment with the IS_VOICE_MESSAGE flag on the message.
+    attachments: z
+      .array(z.object({ id: snowflake, filename: z.string(), content_type: z.string().optional(), size: z.number().int().nonnegative(), url: z.string().url() }).passthrough())
+      .default([])
+      // An unexpected attachment object drops the attachments, never the message.
+      .catch([]),
     // Guild messages carry the author's member object; its roles feed role-based allowlists.
     member: z.object({ roles: z.array(snowflake).default([]) }).passthrough().optional(),
     referenced_message: z
@@ -69,7 +75,8 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
   if (message.author.bot) return { kind: 'ignored', reason: 'bot_author' };
   if (message.webhook_id !== undefined) return { kind: 'ignored', reason: 'webhook_message' };
   if (!userMessageTypes.has(message.type)) return { kind: 'ignored', reason: 'unsupported_type' };
-  if (normaliseText(message.content).trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  const attachments = attachmentsOf(message.attachments);
+  if (normaliseText(message.content).trim() === '' && attachments.length === 0) return { kind: 'ignored', reason: 'no_text' };
 
   const inGuild = message.guild_id !== undefined;
   if (inGuild && !isAddressedToBot(message, context)) return { kind: 'ignored', reason: 'not_addressed' };
@@ -81,6 +88,7 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
       eventId: message.id,
       userId: message.author.id,
       text: message.content,
+      ...(attachments.length > 0 ? { attachments } : {}),
       ...(inGuild && message.member ? { roles: message.member.roles } : {}),
       address: {
         platform: 'discord',
@@ -94,6 +102,15 @@ export function parseDiscordMessage(body: unknown, context: DiscordParseContext)
       replyTarget: inGuild ? { channelId: message.channel_id, messageId: message.id, userMessageId: message.id } : { channelId: message.channel_id, userMessageId: message.id },
     }),
   };
+}
+
+/** Attachments as references: the worker downloads each from its (signed) CDN URL (docs/media.md). */
+function attachmentsOf(attachments: DiscordMessageCreate['attachments']): InboundAttachment[] {
+  return attachments.map((a) => {
+    const mime = a.content_type ?? null;
+    const kind = mime?.startsWith('image/') ? 'image' : mime?.startsWith('audio/') ? 'audio' : 'document';
+    return { kind, ref: a.url, mime, name: a.filename, size: a.size };
+  });
 }
 
 function isAddressedToBot(message: DiscordMessageCreate, context: DiscordParseContext): boolean {

@@ -130,4 +130,14 @@ describe('parseSlackEvent', () => {
       expect((error as PlatformError).code).toBe('INVALID_PAYLOAD');
     }
   });
+
+  it('takes a DM sharing files (subtype file_share) as input with the files as references', () => {
+    const files = [
+      { id: 'F1', name: 'shot.png', mimetype: 'image/png', size: 100, url_private: 'https://files.slack.com/x' },
+      { id: 'F2', name: 'gone', mode: 'tombstone' },
+    ];
+    const result = parseSlackEvent(envelope({ ...dm, subtype: 'file_share', text: '', files }), context);
+    expect(result.kind === 'message' && result.message).toMatchObject({ text: '', attachments: [{ kind: 'image', ref: 'F1', mime: 'image/png', name: 'shot.png', size: 100 }] });
+    expect(parseSlackEvent(envelope({ ...dm, subtype: 'channel_join' }), context)).toEqual({ kind: 'ignored', reason: 'unsupported_subtype' });
+  });
 });

@@ -1,4 +1,4 @@
-import { normaliseText } from '@switchboard/core';
+import { normaliseText, type InboundAttachment } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
@@ -48,8 +48,17 @@ const messageEventSchema = z
     ts: z.string().min(1),
     thread_ts: z.string().min(1).optional(),
     channel_type: z.string().optional(),
+    // Slack's file object; a file the workspace hides (mode "tombstone", "hidden_by_limit") carries no usable fields.
+    files: z
+      .array(z.object({ id: z.string().min(1), name: z.string().nullable().optional(), mimetype: z.string().optional(), size: z.number().int().nonnegative().optional(), mode: z.string().optional() }).passthrough())
+      .optional()
+      // An unexpected file object drops the files, never the message (a 400 would make Slack retry it).
+      .catch(undefined),
   })
   .passthrough();
+
+/** `file_share`: a message with files (Slack Events API); it is input like a plain message. */
+const inputSubtypes = new Set(['file_share']);
 
 /** Envelope types Slack documents that carry no user input. */
 const quietEnvelopes = new Set(['url_verification', 'app_rate_limited']);
@@ -73,7 +82,7 @@ export function parseSlackEvent(body: unknown, context: SlackParseContext): Pars
   if (!head.success) throw invalid(`malformed ${rawEvent.type} event`, head.error);
   // Bots (ourselves included) post with bot_id, with or without subtype bot_message.
   if (head.data.bot_id) return { kind: 'ignored', reason: 'bot_author' };
-  if (head.data.subtype !== undefined) return { kind: 'ignored', reason: 'unsupported_subtype' };
+  if (head.data.subtype !== undefined && !inputSubtypes.has(head.data.subtype)) return { kind: 'ignored', reason: 'unsupported_subtype' };
   const botUserId = context.botUserId ?? authorizations?.find((entry) => entry.is_bot)?.user_id;
   if (head.data.user !== undefined && head.data.user === botUserId) return { kind: 'ignored', reason: 'self' };
 
@@ -83,7 +92,8 @@ export function parseSlackEvent(body: unknown, context: SlackParseContext): Pars
   const isDirect = rawEvent.type === 'message' && isDirectMessage(event.channel_type, event.channel);
   // Channel messages that mention the bot also arrive as app_mention; answering both would answer twice.
   if (rawEvent.type === 'message' && !isDirect) return { kind: 'ignored', reason: 'not_addressed' };
-  if (event.text === undefined || normaliseText(event.text).trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  const attachments = attachmentsOf(event.files ?? []);
+  if ((event.text === undefined || normaliseText(event.text).trim() === '') && attachments.length === 0) return { kind: 'ignored', reason: 'no_text' };
 
   // A reply to a top-level mention opens a thread under it, so the mention's ts is that thread's root.
   const threadTs = event.thread_ts ?? (isDirect ? undefined : event.ts);
@@ -94,11 +104,23 @@ export function parseSlackEvent(body: unknown, context: SlackParseContext): Pars
       platform: 'slack',
       eventId,
       userId: event.user,
-      text: event.text,
+      text: event.text ?? '',
+      ...(attachments.length > 0 ? { attachments } : {}),
       address: { platform: 'slack', accountId: teamId, chatId: event.channel, threadId: threadTs ?? '', userScope: isDirect ? '' : event.user },
       replyTarget: { ...replyTarget },
     }),
   };
+}
+
+/** Files as references: the worker asks files.info for each one's private URL (docs/media.md). */
+function attachmentsOf(files: readonly { id: string; name?: string | null; mimetype?: string; size?: number; mode?: string }[]): InboundAttachment[] {
+  return files
+    .filter((file) => file.mode !== 'tombstone' && file.mode !== 'hidden_by_limit')
+    .map((file) => {
+      const mime = file.mimetype ?? null;
+      const kind = mime?.startsWith('image/') ? 'image' : mime?.startsWith('audio/') ? 'audio' : 'document';
+      return { kind, ref: file.id, mime, name: file.name ?? null, size: file.size ?? null };
+    });
 }
 
 // Message events always name their channel_type; DM channel ids start with D should one ever lack it.

@@ -87,4 +87,22 @@ describe('readTelegramBotId', () => {
     expect(readTelegramBotId('123456:ABC-def')).toBe('123456');
     expect(() => readTelegramBotId('abc:def')).toThrow(PlatformError);
   });
+
+  it('takes a photo (its largest size), a document and a voice message as references, the caption as the text', () => {
+    const photo = [{ file_id: 'small', file_unique_id: 's', width: 90, height: 90, file_size: 10 }, { file_id: 'large', file_unique_id: 'l', width: 800, height: 600, file_size: 900 }];
+    const withPhoto = parseTelegramUpdate(update({ photo, caption: 'look' }), context);
+    expect(withPhoto.kind === 'message' && withPhoto.message).toMatchObject({ text: 'look', attachments: [{ kind: 'image', ref: 'large', mime: 'image/jpeg', name: 'photo.jpg', size: 900 }] });
+    const doc = parseTelegramUpdate(update({ document: { file_id: 'd1', file_unique_id: 'd', file_name: 'a.md', mime_type: 'text/markdown', file_size: 5 } }), context);
+    expect(doc.kind === 'message' && doc.message).toMatchObject({ text: '', attachments: [{ kind: 'document', ref: 'd1', mime: 'text/markdown', name: 'a.md', size: 5 }] });
+    const voice = parseTelegramUpdate(update({ voice: { file_id: 'v1', file_unique_id: 'v', duration: 2 } }), context);
+    expect(voice.kind === 'message' && voice.message.attachments).toEqual([{ kind: 'audio', ref: 'v1', mime: 'audio/ogg', name: 'voice.ogg', size: null }]);
+    // A sticker or a location carries neither text nor a file we read.
+    expect(parseTelegramUpdate(update({ sticker: { file_id: 's' } }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
+  });
+
+  it('drops a file field of an unexpected shape instead of refusing the update', () => {
+    const result = parseTelegramUpdate(update({ text: 'hi', document: { file_id: 5 } }), context);
+    expect(result.kind === 'message' && result.message.attachments).toBeUndefined();
+    expect(parseTelegramUpdate(update({ photo: 'nope' }), context)).toEqual({ kind: 'ignored', reason: 'no_text' });
+  });
 });

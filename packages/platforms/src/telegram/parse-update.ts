@@ -1,4 +1,4 @@
-import { isCommandForAnotherBot, normaliseText } from '@switchboard/core';
+import { isCommandForAnotherBot, normaliseText, type InboundAttachment } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
@@ -8,6 +8,9 @@ const userSchema = z.object({ id: z.number().int(), is_bot: z.boolean().optional
 // Any string: a chat type newer than this parser is acknowledged and ignored, not refused (see parseTelegramUpdate).
 const chatSchema = z.object({ id: z.number().int(), type: z.string() }).passthrough();
 const knownChatTypes = new Set(['private', 'group', 'supergroup', 'channel']);
+// Telegram Bot API: PhotoSize, Document, Voice, Audio. Sizes are optional on the wire.
+const fileSchema = z.object({ file_id: z.string().min(1), file_size: z.number().int().nonnegative().optional() }).passthrough();
+const namedFileSchema = fileSchema.extend({ file_name: z.string().optional(), mime_type: z.string().optional() });
 const messageSchema = z
   .object({
     message_id: z.number().int(),
@@ -15,6 +18,12 @@ const messageSchema = z
     chat: chatSchema,
     from: userSchema.optional(),
     text: z.string().optional(),
+    caption: z.string().optional(),
+    // A file field in a shape this parser does not expect is dropped, never a 400 (which Telegram re-delivers for hours).
+    photo: z.array(fileSchema).optional().catch(undefined),
+    document: namedFileSchema.optional().catch(undefined),
+    voice: namedFileSchema.optional().catch(undefined),
+    audio: namedFileSchema.optional().catch(undefined),
     message_thread_id: z.number().int().optional(),
     is_topic_message: z.boolean().optional(),
     reply_to_message: z.object({ message_id: z.number().int(), from: userSchema.optional() }).passthrough().optional(),
@@ -75,13 +84,15 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   // A 4xx makes Telegram re-deliver the update (and hold the ones behind it) for hours; a chat type
   // the Bot API adds later is acknowledged and dropped instead, and counted by the caller (issue 17).
   if (!knownChatTypes.has(message.chat.type)) return { kind: 'ignored', reason: telegramUnknownChatType };
-  if (message.text === undefined || normaliseText(message.text).trim() === '') return { kind: 'ignored', reason: 'no_text' };
+  const text = message.text ?? message.caption ?? '';
+  const attachments = attachmentsOf(message);
+  if (normaliseText(text).trim() === '' && attachments.length === 0) return { kind: 'ignored', reason: 'no_text' };
   if (!message.from) return { kind: 'ignored', reason: 'no_author' };
   if (message.from.is_bot) return { kind: 'ignored', reason: 'bot_author' };
   if (message.chat.type === 'channel') return { kind: 'ignored', reason: 'channel_post' };
 
   // Before anything is stored or signalled: `/stop@other_bot` must not stop this bot's turn, nor become its input.
-  if (isCommandForAnotherBot(message.text, context.botUsername)) return { kind: 'ignored', reason: 'command_for_another_bot' };
+  if (isCommandForAnotherBot(text, context.botUsername)) return { kind: 'ignored', reason: 'command_for_another_bot' };
   const isPrivate = message.chat.type === 'private';
   if (!isPrivate && !isAddressedToBot(message, context)) return { kind: 'ignored', reason: 'not_addressed' };
 
@@ -92,7 +103,8 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
       platform: 'telegram',
       eventId: String(updateId),
       userId: String(message.from.id),
-      text: message.text,
+      text,
+      ...(attachments.length > 0 ? { attachments } : {}),
       address: {
         platform: 'telegram',
         accountId: context.botId,
@@ -112,9 +124,24 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
 
 // Privacy mode delivers commands, mentions and replies in groups; in a group the bot answers only when addressed, so only those.
 function isAddressedToBot(message: z.infer<typeof messageSchema>, context: TelegramParseContext): boolean {
-  const text = message.text ?? '';
+  const text = message.text ?? message.caption ?? '';
   if (text.startsWith('/')) return true;
   if (message.reply_to_message?.from && String(message.reply_to_message.from.id) === context.botId) return true;
   if (context.botUsername && text.toLowerCase().includes(`@${context.botUsername.toLowerCase()}`)) return true;
   return false;
+}
+
+/**
+ * The files of a message as references (the file_id getFile takes). A photo
+ * comes in several sizes, smallest first: the largest is the one worth reading.
+ */
+function attachmentsOf(message: z.infer<typeof messageSchema>): InboundAttachment[] {
+  const found: InboundAttachment[] = [];
+  const photo = message.photo?.at(-1);
+  if (photo) found.push({ kind: 'image', ref: photo.file_id, mime: 'image/jpeg', name: 'photo.jpg', size: photo.file_size ?? null });
+  const { document, voice, audio } = message;
+  if (document) found.push({ kind: 'document', ref: document.file_id, mime: document.mime_type ?? null, name: document.file_name ?? null, size: document.file_size ?? null });
+  if (voice) found.push({ kind: 'audio', ref: voice.file_id, mime: voice.mime_type ?? 'audio/ogg', name: 'voice.ogg', size: voice.file_size ?? null });
+  if (audio) found.push({ kind: 'audio', ref: audio.file_id, mime: audio.mime_type ?? null, name: audio.file_name ?? 'audio', size: audio.file_size ?? null });
+  return found;
 }

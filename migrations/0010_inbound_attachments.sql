@@ -1,0 +1,1 @@
+ALTER TABLE "inbound_events" ADD COLUMN "attachments" jsonb;

@@ -120,6 +120,73 @@ describe('status reactions on the user message', () => {
   });
 });
 
+/**
+ * Busy mode `queue`: a message sent while a slow turn runs waits for its own
+ * turn. It shows queued (Telegram ✍, Slack hourglass_flowing_sand, Discord ⏳)
+ * meanwhile, then its own turn's 👀 replaces that, then done: at the end only
+ * the done reaction is left, so the queued one was taken away.
+ */
+describe('queued while the conversation is busy (busy mode queue)', () => {
+  let system: TestSystem;
+  let sim: string;
+  const slowMs = 4000;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { BUSY_INPUT_MODE: 'queue' } });
+    sim = system.simUrl;
+    await waitForDiscordGateway(sim, { identifies: 1, connected: true });
+    await system.setModelScript({ rules: [{ match: 'slow question', reply: 'a slow answer', delayMs: slowMs, times: 10 }] });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('Telegram: ✍ while the slow turn runs, then 👍', async () => {
+    const slow = await sendTelegramMessage(sim, 8501, 'slow question');
+    await expect.poll(async () => (await telegramReactions(sim, 8501, slow)).emoji, poll).toEqual(['👀']);
+    const waiting = await sendTelegramMessage(sim, 8501, 'waits its turn');
+    await expect.poll(async () => (await telegramReactions(sim, 8501, waiting)).emoji, { ...poll, timeout: slowMs - 500 }).toEqual(['✍']);
+    const replies = await system.waitForTelegram(8501, 2);
+    expect(replies.map((r) => r.text)).toEqual(['a slow answer', 'echo: waits its turn']);
+    await expect.poll(async () => (await telegramReactions(sim, 8501, waiting)).emoji, poll).toEqual(['👍']);
+    expect((await telegramReactions(sim, 8501, slow)).emoji).toEqual(['👍']);
+  });
+
+  it('Slack: hourglass_flowing_sand while the slow turn runs, then only white_check_mark', async () => {
+    const slow = await system.sendSlack({ channel: 'D8502', user: 'U8502', text: 'slow question' });
+    await expect.poll(() => slackReactions(sim, 'D8502', slow.ts), poll).toEqual(['eyes']);
+    const waiting = await system.sendSlack({ channel: 'D8502', user: 'U8502', text: 'waits its turn' });
+    await expect.poll(() => slackReactions(sim, 'D8502', waiting.ts), { ...poll, timeout: slowMs - 500 }).toEqual(['hourglass_flowing_sand']);
+    const replies = await system.waitForSlack('D8502', 2);
+    expect(replies.map((r) => r.text)).toEqual(['a slow answer', 'echo: waits its turn']);
+    await expect.poll(() => slackReactions(sim, 'D8502', waiting.ts), poll).toEqual(['white_check_mark']);
+  });
+
+  it('Discord: ⏳ while the slow turn runs, then only ✅', async () => {
+    const channelId = '5000000000000008503';
+    const slow = await sendDiscordMessage(sim, { channelId, content: 'slow question' });
+    await expect.poll(() => discordReactions(sim, channelId, slow.messageId), poll).toEqual(['👀']);
+    const waiting = await sendDiscordMessage(sim, { channelId, content: 'waits its turn' });
+    await expect.poll(() => discordReactions(sim, channelId, waiting.messageId), { ...poll, timeout: slowMs - 500 }).toEqual(['⏳']);
+    const replies = await waitForDiscordMessages(sim, channelId, 2);
+    expect(replies.map((r) => r.content)).toEqual(['a slow answer', 'echo: waits its turn']);
+    await expect.poll(() => discordReactions(sim, channelId, waiting.messageId), poll).toEqual(['✅']);
+  });
+
+  it('a command sent while the turn runs shows no queued reaction: nothing would take it away', async () => {
+    const slow = await sendTelegramMessage(sim, 8504, 'slow question');
+    await expect.poll(async () => (await telegramReactions(sim, 8504, slow)).emoji, poll).toEqual(['👀']);
+    const command = await sendTelegramMessage(sim, 8504, '/status');
+    // A message after it: the waiting input is read again, the command with it.
+    const message = await sendTelegramMessage(sim, 8504, 'after the command');
+    await expect.poll(async () => (await telegramReactions(sim, 8504, message)).emoji, { ...poll, timeout: slowMs - 500 }).toEqual(['✍']);
+    const replies = await system.waitForTelegram(8504, 3);
+    expect(replies.map((r) => r.text)).toEqual(['a slow answer', expect.stringMatching(/^Session \d+/), 'echo: after the command']);
+    await expect.poll(async () => (await telegramReactions(sim, 8504, message)).emoji, poll).toEqual(['👍']);
+    expect((await telegramReactions(sim, 8504, command)).emoji).toEqual([]);
+  });
+});
+
 describe('STATUS_REACTIONS=off', () => {
   let system: TestSystem;
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestSystem, webhookSecret } from '../support/system.ts';
+import { postJson, TestSystem, webhookSecret } from '../support/system.ts';
 import { waitForRequestFor } from '../support/turn-helpers.ts';
 
 describe('Telegram message end to end', () => {
@@ -99,6 +99,18 @@ describe('Telegram message end to end', () => {
     const sent = (await (await fetch(`${system.simUrl}/control/telegram/sent?chat_id=506`)).json()) as { text: string; rawText?: string; parse_mode?: string }[];
     expect(sent[0]).toMatchObject({ parse_mode: 'HTML', rawText: 'Use <code>a &lt; b</code> and <b>care</b>.' });
     expect(formatted?.text).toBe('Use a < b and care.');
+    await system.setModelScript({});
+  });
+
+  it('sends the same words as plain text, once, when Telegram refuses the formatting', async () => {
+    await system.setModelScript({ rules: [{ match: 'refused please', reply: 'Use `a < b` and **care**.' }] });
+    await postJson(`${system.simUrl}/control/telegram/faults`, { method: 'sendMessage', kind: 'refuse-markup', times: 1 });
+    await system.sendTelegram({ chatId: 507, text: 'refused please' });
+    const [shown] = await system.waitForTelegram(507, 1);
+    expect(shown?.text).toBe('Use `a < b` and **care**.');
+    const sent = (await (await fetch(`${system.simUrl}/control/telegram/sent?chat_id=507`)).json()) as { parse_mode?: string }[];
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.parse_mode).toBeUndefined();
     await system.setModelScript({});
   });
 

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     wake: unused('queue'),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     approvalWaiters: createApprovalWaiters(),
+    reactions: { show: () => undefined, statusOf: () => undefined },
     closing: false,
   };
   try {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationRun, TurnRecord } from './conversation-runner.ts';
-import type { BotReply } from './drivers/platform-driver.ts';
+import type { BotReply, PlatformName } from './drivers/platform-driver.ts';
 import { checkConversationReplies, createReplyCounts } from './reply-checker.ts';
 import { formatTurnTag } from './transcripts.ts';
 
 const turns = [0, 1, 2, 3].map((turn) => ({ human: `${formatTurnTag(7, turn)} human ${turn}`, reply: `${formatTurnTag(7, turn)} bot ${turn}` }));
 
-function makeRun(sentAt: number[], repliedAt: (number | undefined)[] = []): ConversationRun {
+function makeRun(sentAt: number[], repliedAt: (number | undefined)[] = [], platform: PlatformName = 'telegram', script = turns): ConversationRun {
   const records: TurnRecord[] = sentAt.map((at, turn) => ({ turn, sentAt: at, delivered: true, status: 200, ackMs: 1, burst: false, ...(repliedAt[turn] !== undefined ? { repliedAt: repliedAt[turn] } : {}) }));
-  return { instance: 0, script: { index: 7, sourceId: 't', turns }, chat: { platform: 'telegram', chatId: '42', route: 0 }, turnCount: records.length, records, timeouts: 0 };
+  return { instance: 0, script: { index: 7, sourceId: 't', turns: script }, chat: { platform, chatId: '42', route: 0 }, turnCount: records.length, records, timeouts: 0 };
 }
 
 const reply = (order: number, turn: number, text = turns[turn]?.reply ?? ''): BotReply => ({ order, text, at: 1000 + order });
@@ -46,5 +46,32 @@ describe(checkConversationReplies.name, () => {
     const queue = createReplyCounts();
     checkConversationReplies(run, [reply(1, 0), reply(2, 2)], 'queue', queue, []);
     expect(queue).toMatchObject({ expected: 3, lost: 1, superseded: 0 });
+  });
+
+  // A recorded line with Markdown, as the transcripts hold (chaos-short once failed on "A *canadian*").
+  const formatted = [{ human: `${formatTurnTag(7, 0)} who?`, reply: `${formatTurnTag(7, 0)} A *canadian* & **1 < 2**` }];
+  const posted: Record<PlatformName, string> = {
+    telegram: `${formatTurnTag(7, 0)} A <i>canadian</i> &amp; <b>1 &lt; 2</b>`,
+    slack: `${formatTurnTag(7, 0)} A _canadian_ &amp; *1 &lt; 2*`,
+    discord: `${formatTurnTag(7, 0)} A *canadian* & **1 < 2**`,
+  };
+
+  it.each(['telegram', 'slack', 'discord'] as const)('%s: matches a reply posted as the platform formats the recorded Markdown', (platform) => {
+    const counts = createReplyCounts();
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, posted[platform])], 'queue', counts, []);
+    expect(counts).toMatchObject({ received: 1, mismatched: 0, lost: 0, unexpected: 0 });
+  });
+
+  it.each(['telegram', 'slack', 'discord'] as const)('%s: still counts a formatted reply with other words as mismatched', (platform) => {
+    const counts = createReplyCounts();
+    const wrong = posted[platform].replace('canadian', 'american');
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, wrong)], 'queue', counts, []);
+    expect(counts).toMatchObject({ received: 1, mismatched: 1 });
+  });
+
+  it.each(['telegram', 'slack'] as const)('%s: counts the Markdown posted unformatted as mismatched', (platform) => {
+    const counts = createReplyCounts();
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, formatted[0]?.reply)], 'queue', counts, []);
+    expect(counts).toMatchObject({ received: 1, mismatched: 1 });
   });
 });

@@ -1,6 +1,7 @@
 import type { ConversationRun } from './conversation-runner.ts';
 import type { BotReply } from './drivers/platform-driver.ts';
 import type { BusyMode } from './options.ts';
+import { formatRecordedReply } from './posted-reply.ts';
 import { parseTurnTag } from './transcripts.ts';
 
 export interface ReplyCounts {
@@ -13,7 +14,7 @@ export interface ReplyCounts {
   duplicated: number;
   /** Replies that came after a reply to a later line of the same chat. */
   outOfOrder: number;
-  /** Replies naming a turn of this chat whose text is not the recorded one. */
+  /** Replies naming a turn of this chat whose text is not the recorded one as the platform formats it (posted-reply.ts). */
   mismatched: number;
   /** Bot messages that name no turn of this chat (an error notice, another chat's reply). */
   unexpected: number;
@@ -41,7 +42,11 @@ export function createReplyCounts(): ReplyCounts {
  *   short (the next turn answers the newer line), so its reply is optional:
  *   counted as superseded when absent, as normal when present. The last line
  *   of every burst is owed.
- * In both modes a reply may appear once, and replies must come in line order.
+ * In both modes a reply may appear once, and replies must come in line order,
+ * and its text must be the recorded reply as the bot formats it on the chat's
+ * platform (a Telegram reply that fell back to plain text therefore counts as
+ * mismatched when the recorded text has any formatting: the bot wrote HTML
+ * Telegram refused).
  */
 export function checkConversationReplies(run: ConversationRun, replies: BotReply[], busyMode: BusyMode, counts: ReplyCounts, problems: ReplyProblem[]): void {
   const chatId = run.chat.chatId;
@@ -66,7 +71,8 @@ export function checkConversationReplies(run: ConversationRun, replies: BotReply
       note({ kind: 'duplicated', turn: tag.turn, detail: `copy ${copies} of the reply` });
       continue;
     }
-    if (reply.text !== run.script.turns[tag.turn]?.reply) {
+    const recorded = run.script.turns[tag.turn]?.reply;
+    if (recorded === undefined || reply.text !== formatRecordedReply(run.chat.platform, recorded)) {
       counts.mismatched += 1;
       note({ kind: 'mismatched', turn: tag.turn, detail: reply.text.slice(0, 120) });
     }

@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseBody } from './parse-body.ts';
 
-/** A fault armed on one API method (or '*'): answer the next calls with 429, a 5xx, or after a delay. */
+/**
+ * A fault armed on one API method (or '*'): answer the next calls with 429, a
+ * 5xx, after a delay, or (Telegram only) 400 "can't parse entities".
+ */
 export interface MethodFault {
   /** Lower-case method name, or '*'. */
   method: string;
-  kind: '429' | '5xx' | 'delay';
+  kind: '429' | '5xx' | 'delay' | 'refuse-markup';
   remaining: number;
   retryAfter: number;
   status: number;
@@ -16,14 +19,18 @@ export interface MethodFault {
 /**
  * `GET|POST|DELETE <path>` for the method-keyed fault switches that the
  * Telegram Bot API and the Slack Web API share. `minRetryAfter` is the
- * smallest retry delay the platform itself would ever ask for.
+ * smallest retry delay the platform itself would ever ask for;
+ * `refusesMarkup`: the platform answers markup it cannot parse with an error
+ * of its own (Telegram's 400 "can't parse entities"), so `refuse-markup` may
+ * be armed.
  */
-export function registerMethodFaultRoutes(app: FastifyInstance, path: string, store: { faults: MethodFault[] }, minRetryAfter: number): void {
+export function registerMethodFaultRoutes(app: FastifyInstance, path: string, store: { faults: MethodFault[] }, minRetryAfter: number, refusesMarkup = false): void {
+  const kinds = ['429', '500', '502', '503', '504', 'delay'] as const;
   const faultSchema = z
     .object({
       /** An API method name (any case), or '*' for every method. */
       method: z.string().min(1),
-      kind: z.enum(['429', '500', '502', '503', '504', 'delay']),
+      kind: refusesMarkup ? z.enum([...kinds, 'refuse-markup'] as const) : z.enum(kinds),
       times: z.number().int().positive().default(1),
       retryAfter: z.number().int().min(minRetryAfter).default(1),
       delayMs: z.number().int().nonnegative().max(300_000).default(1000),
@@ -34,13 +41,14 @@ export function registerMethodFaultRoutes(app: FastifyInstance, path: string, st
 
   app.post(path, async (request) => {
     const fault = parseBody(faultSchema, request.body);
-    const kind = fault.kind === 'delay' || fault.kind === '429' ? fault.kind : '5xx';
+    const kind = fault.kind === 'delay' || fault.kind === '429' || fault.kind === 'refuse-markup' ? fault.kind : '5xx';
+    const status = { '5xx': Number(fault.kind), '429': 429, 'refuse-markup': 400, delay: 200 }[kind];
     store.faults.push({
       method: fault.method === '*' ? '*' : fault.method.toLowerCase(),
       kind,
       remaining: fault.times,
       retryAfter: fault.retryAfter,
-      status: kind === '5xx' ? Number(fault.kind) : kind === '429' ? 429 : 200,
+      status,
       delayMs: fault.delayMs,
     });
     return { ok: true, faults: store.faults };

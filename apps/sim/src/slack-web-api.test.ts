@@ -127,6 +127,10 @@ describe('Slack Web API through @slack/web-api', () => {
     expect([error.code, error.statusCode]).toEqual([ErrorCode.HTTPError, 500]);
   });
 
+  it('refuses refuse-markup, a fault only Telegram has', async () => {
+    expect((await control('/control/slack/faults', { method: 'chat.postMessage', kind: 'refuse-markup' })).status).toBe(400);
+  });
+
   it('answers an unknown method with unknown_method', async () => {
     const response = await fetch(`${baseUrl}/api/chat.telepathy`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     expect(await response.json()).toEqual({ ok: false, error: 'unknown_method', req_method: 'chat.telepathy' });

@@ -149,6 +149,13 @@ describe('Bot API through grammY', () => {
     await expect(api.sendChatAction(1008, 'typing')).resolves.toBe(true);
   });
 
+  it('answers an armed refuse-markup with 400 "can\'t parse entities", then the next call goes through', async () => {
+    await control('/control/telegram/faults', { body: { method: 'sendMessage', kind: 'refuse-markup' } });
+    const error = await expectGrammyError(api.sendMessage(1011, '<b>fine</b>', { parse_mode: 'HTML' }));
+    expect([error.error_code, error.description]).toEqual([400, expect.stringMatching(/^Bad Request: can't parse entities: /)]);
+    await expect(api.sendMessage(1011, '**plain**')).resolves.toMatchObject({ text: '**plain**' });
+  });
+
   it('delays a call by the armed delay and then answers normally', async () => {
     await control('/control/telegram/faults', { body: { method: 'sendMessage', kind: 'delay', delayMs: 300 } });
     const startedAt = performance.now();

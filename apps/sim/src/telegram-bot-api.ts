@@ -84,6 +84,8 @@ async function applyFault(fault: TelegramFault, signal: AbortSignal): Promise<Te
   if (fault.kind === '429') {
     return new TelegramApiError(429, `Too Many Requests: retry after ${fault.retryAfter}`, { retry_after: fault.retryAfter });
   }
+  // What Telegram answers markup it refuses (the Bot API's wording), whatever the call carried.
+  if (fault.kind === 'refuse-markup') return new TelegramApiError(400, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0");
   return new TelegramApiError(fault.status, serverErrorText[fault.status] ?? 'Internal Server Error');
 }
 

@@ -125,7 +125,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     return { emoji, calls: store.reactions.calls, all: store.reactions.all() };
   });
 
-  registerMethodFaultRoutes(app, '/control/telegram/faults', store, 1);
+  registerMethodFaultRoutes(app, '/control/telegram/faults', store, 1, true);
 }
 
 /** `chat_id` (optional) and `after_message_id` (optional) filters shared by /sent and /wait. */

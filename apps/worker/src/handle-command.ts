@@ -111,7 +111,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     status: 'completed',
     inboundEventIds: [event.id],
     messages: [],
-    replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit) }] : [],
+    replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)) }] : [],
     claimFor: claimId,
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.

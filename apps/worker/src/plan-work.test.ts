@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InboundEventRow } from '@switchboard/db';
-import { endsAfterDelivery, planWork, steerableInput } from './plan-work.ts';
+import { endsAfterDelivery, planWork, steerableInput, waitingInput } from './plan-work.ts';
 
 const row = (id: number, text: string, command: string | null = 'text'): InboundEventRow => ({
   id, platform: 'telegram', accountId: 'bot', eventId: `e${id}`, conversationId: 1, userId: 'u1', text, command,
@@ -32,6 +32,14 @@ describe('steerableInput', () => {
     const pending = [row(1, 'taken'), row(2, 'more'), row(3, 'and more'), row(4, 'x', 'stop'), row(5, 'after the stop')];
     expect(steerableInput(pending, 1).map((e) => e.id)).toEqual([2, 3]);
     expect(steerableInput([row(2, '/busy queue', null), row(3, 'later')], 1)).toEqual([]);
+  });
+});
+
+describe('waitingInput', () => {
+  it('is every message after the taken input, commands left out (they leave no reaction)', () => {
+    const pending = [row(1, 'taken'), row(2, 'more'), row(3, 'x', 'status'), row(4, 'after the command'), row(5, '/help', null)];
+    expect(waitingInput(pending, 1).map((e) => e.id)).toEqual([2, 4]);
+    expect(waitingInput(pending, 4)).toEqual([]);
   });
 });
 

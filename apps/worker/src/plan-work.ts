@@ -43,6 +43,15 @@ export function steerableInput(pending: readonly InboundEventRow[], takenUpTo: n
 }
 
 /**
+ * Busy modes `queue` and `collect`: the messages waiting behind the running
+ * turn, shown queued (status-reactions.ts). Commands are left out: they run
+ * alone and leave no reaction, so a ⏳ on one would stay.
+ */
+export function waitingInput(pending: readonly InboundEventRow[], takenUpTo: number): InboundEventRow[] {
+  return pending.filter((event) => event.id > takenUpTo && readStoredCommand(event.command, event.text) === null);
+}
+
+/**
  * Whether the drain may end right after delivering a turn's replies, without
  * reading the state again: the usual end of a turn, which took all the input
  * there was, delivered everything and was not stopped. Input that came since

@@ -243,6 +243,8 @@ export type CommitInputs = Omit<CommitRequest, 'prepared' | 'active'> & {
 /** How replies are shaped: the platform's message limit (undefined: no sender, nothing to send) and COMPRESSION_NOTICE. */
 export interface ReplyShape {
   messageLimit: number | undefined;
+  /** The sender's check that a rendered part fits (PlatformSender.fitsOneMessage). */
+  fits?: (part: string) => boolean;
   compressionNotice: boolean;
 }
 
@@ -267,7 +269,9 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
     ctx.metrics.countTurnLimit('timeout');
     log.warn({ timeoutMs: turnTimeoutOf(ctx.config, conversation) }, 'turn stopped: it ran past its time limit (TURN_TIMEOUT_MS, or CODEX_TURN_TIMEOUT_MS for codex)');
   }
-  const commit = buildCommit(request, { messageLimit: ctx.senders.get(conversation.platform)?.messageLimit, compressionNotice: ctx.config.COMPRESSION_NOTICE === 'on' });
+  const sender = ctx.senders.get(conversation.platform);
+  const fits = sender?.fitsOneMessage?.bind(sender);
+  const commit = buildCommit(request, { messageLimit: sender?.messageLimit, ...(fits ? { fits } : {}), compressionNotice: ctx.config.COMPRESSION_NOTICE === 'on' });
   const committed = await commitTurn(ctx.db, commit);
   if (committed.kind === 'stale') {
     // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
@@ -310,7 +314,7 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const suspended = prepared.suspendedNotice === 'restart_loop' ? [notices.suspendedRestartLoop] : prepared.suspendedNotice === 'runtime_crash_loop' ? [notices.suspendedRuntimeCrashLoop] : [];
   const replyTexts = [...suspended, ...(media?.notices ?? []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
-  const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit) })) : [];
+  const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit, shape.fits) })) : [];
   return {
     turnId,
     conversationId: conversation.id,

@@ -18,6 +18,7 @@ import { createHistoryCache } from './history-cache.ts';
 import { startEventWebhooks } from './event-webhooks.ts';
 import { startRecoverySweep } from './recovery-sweep.ts';
 import { applyRestartRules } from './restart-guard.ts';
+import { createReactionBoard, showWaitingInput } from './status-reactions.ts';
 import { createTurnRuntimes } from './turn-runtime.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import { createMediaReach } from './resolve-media.ts';
@@ -145,6 +146,8 @@ async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redi
     (signal) => {
       const active = ctx.running.get(signal.conversationId);
       active?.dispatch({ kind: 'signal', signal });
+      // Busy modes queue and collect: the new message waits for a later turn, shown queued (⏳) meanwhile.
+      if (active && signal.kind === 'input') showWaitingInput(ctx, active);
     },
     () => log.warn('ignored a malformed conversation signal'),
   );
@@ -201,6 +204,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     deferred: createDeferredConversations(),
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
     approvalWaiters: createApprovalWaiters(),
+    reactions: createReactionBoard(senders, log.child({ workerId })),
     closing: false,
   };
 }

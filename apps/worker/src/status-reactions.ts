@@ -1,15 +1,58 @@
-import { planReactionChange, platforms, reactionOfTurn, type ReactionStatus, type SettledTurnStatus } from '@switchboard/core';
-import type { InboundEventRow } from '@switchboard/db';
+import { planReactionChange, platforms, reactionOfTurn, waitsWhileBusy, type Platform, type ReactionStatus, type SettledTurnStatus } from '@switchboard/core';
+import { loadPendingInbound, type InboundEventRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
+import type { ActiveTurn } from './active-turn.ts';
+import { waitingInput } from './plan-work.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /** A reaction call that takes longer is given up: a slow or rate-limited platform never holds a turn or its delivery. */
 export const reactionTimeoutMs = 5000;
 
+/** Reactions this process remembers at most (queued ones another worker took are never settled here). */
+const maxRemembered = 10_000;
+
+/**
+ * What this process shows on users' messages, per inbound event, and the
+ * changes in flight per conversation. One board for the whole process, so
+ * the turn that takes a message knows the ⏳ it showed while the message
+ * waited (Slack and Discord remove the previous emoji by name), and the
+ * changes of one conversation go out one after another, in the order they
+ * were decided.
+ */
+export interface ReactionBoard {
+  /** Moves the event's reaction to `next` (null: none), in the background; never throws, never awaited. */
+  show(platform: Platform, conversationId: number, event: { id: number; replyTarget: Record<string, unknown> }, next: ReactionStatus | null): void;
+  /** What the event shows from this process: undefined when it never showed anything here (or was settled). */
+  statusOf(eventId: number): ReactionStatus | undefined;
+}
+
+export function createReactionBoard(senders: Map<string, PlatformSender>, log: Logger): ReactionBoard {
+  const shown = new Map<number, ReactionStatus>();
+  const chains = new Map<number, Promise<void>>();
+  return {
+    show(platform, conversationId, event, next) {
+      const sender = senders.get(platform);
+      if (!sender?.setReaction) return;
+      const change = planReactionChange(platform, shown.get(event.id) ?? null, next);
+      // Only waiting and taken messages change again; a settled one is forgotten.
+      shown.delete(event.id);
+      if (next === 'queued' || next === 'taken') shown.set(event.id, next);
+      if (shown.size > maxRemembered) shown.delete(shown.keys().next().value as number);
+      if (change === null) return;
+      const chain = (chains.get(conversationId) ?? Promise.resolve()).then(() => applyReaction(sender, event.replyTarget, change, log.child({ conversationId })));
+      chains.set(conversationId, chain);
+      void chain.then(() => {
+        if (chains.get(conversationId) === chain) chains.delete(conversationId);
+      });
+    },
+    statusOf: (eventId) => shown.get(eventId),
+  };
+}
+
 /** The reactions of one turn's input (STATUS_REACTIONS): none of it is ever awaited by the turn. */
 export interface TurnReactions {
-  /** The turn took these messages (its input, or steered input): 👀 on each. */
+  /** The turn took these messages (its input, or steered input): 👀 on each, replacing a ⏳. */
   take(events: readonly InboundEventRow[]): void;
   /** The turn committed: done, failed, or none (stopped) on every message it took. */
   settle(status: SettledTurnStatus): void;
@@ -18,34 +61,51 @@ export interface TurnReactions {
 const noReactions: TurnReactions = { take() {}, settle() {} };
 
 /**
- * Starts the reactions of one turn. The changes go out one after another in
- * the background (Slack and Discord remove the previous emoji by name, so
- * order matters); each is best-effort: a refusal, a rate limit or a timeout is
- * logged and the next change still goes out.
+ * Starts the reactions of one turn. Each change is best-effort: a refusal, a
+ * rate limit or a timeout is logged and the next change still goes out.
  */
-export function startTurnReactions(ctx: Pick<WorkerContext, 'config' | 'senders' | 'log'>, platformName: string, conversationId: number): TurnReactions {
-  const sender = ctx.senders.get(platformName);
+export function startTurnReactions(ctx: Pick<WorkerContext, 'config' | 'reactions'>, platformName: string, conversationId: number): TurnReactions {
   const platform = platforms.find((known) => known === platformName);
-  if (ctx.config.STATUS_REACTIONS !== 'on' || !sender?.setReaction || platform === undefined) return noReactions;
-  const log = ctx.log.child({ conversationId });
-  const shown = new Map<number, { target: Record<string, unknown>; status: ReactionStatus | null }>();
-  let chain: Promise<void> = Promise.resolve();
-  const show = (eventId: number, target: Record<string, unknown>, next: ReactionStatus | null) => {
-    const current = shown.get(eventId)?.status ?? null;
-    shown.set(eventId, { target, status: next });
-    const change = planReactionChange(platform, current, next);
-    if (change === null) return;
-    chain = chain.then(() => applyReaction(sender, target, change, log));
-  };
+  if (ctx.config.STATUS_REACTIONS !== 'on' || platform === undefined) return noReactions;
+  const taken: InboundEventRow[] = [];
   return {
     take(events) {
-      for (const event of events) show(event.id, event.replyTarget, 'taken');
+      for (const event of events) {
+        taken.push(event);
+        ctx.reactions.show(platform, conversationId, event, 'taken');
+      }
     },
     settle(status) {
       const next = reactionOfTurn(status);
-      for (const [eventId, { target }] of shown) show(eventId, target, next);
+      for (const event of taken) ctx.reactions.show(platform, conversationId, event, next);
     },
   };
+}
+
+/**
+ * A new message reached the holder while `active` runs (an `input` signal).
+ * In busy modes `queue` and `collect` it waits for a later turn: ⏳ on it
+ * (and on any other message waiting behind the turn that shows nothing yet).
+ * Done here, by the process that will take the message, so the ⏳ can never
+ * land after that turn's 👀. Never awaited; a failed read is only logged.
+ */
+export function showWaitingInput(ctx: Pick<WorkerContext, 'config' | 'db' | 'reactions' | 'running' | 'log'>, active: ActiveTurn): void {
+  if (ctx.config.STATUS_REACTIONS !== 'on') return;
+  const { mode, takenUpTo, stopReason } = active.state;
+  // Not yet taken: this very turn may still take the message (it is reading its input now).
+  if (takenUpTo === undefined || stopReason !== undefined || !waitsWhileBusy(mode)) return;
+  const conversationId = active.conversationId;
+  loadPendingInbound(ctx.db, conversationId, ctx.config.MAX_QUEUED_INPUT).then(
+    (pending) => {
+      // The turn ended while reading: the next one takes the input now, and its 👀 must not be followed by a ⏳.
+      if (ctx.running.get(conversationId) !== active || active.state.stopReason !== undefined) return;
+      for (const event of waitingInput(pending, active.state.takenUpTo ?? takenUpTo)) {
+        const platform = platforms.find((known) => known === event.platform);
+        if (platform !== undefined && ctx.reactions.statusOf(event.id) === undefined) ctx.reactions.show(platform, conversationId, event, 'queued');
+      }
+    },
+    (err: unknown) => ctx.log.warn({ err, conversationId }, 'could not read the waiting input to show it queued'),
+  );
 }
 
 /** One change with a time limit; never rejects. */

@@ -12,6 +12,7 @@ import type { HeartbeatHealth } from './heartbeat-health.ts';
 import type { HistoryCache } from './history-cache.ts';
 import type { LeaseManager } from './conversation-lease.ts';
 import type { MediaReach } from './resolve-media.ts';
+import type { ReactionBoard } from './status-reactions.ts';
 import type { TurnRuntimes } from './turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -52,6 +53,8 @@ export interface WorkerContext {
   wake(conversationId: number, reason: 'deferred' | 'dead_worker'): Promise<void>;
   /** Turns waiting on a question to the chat user hear the gateway's approval signals here (approvals/). */
   approvalWaiters: ApprovalWaiters;
+  /** The status reactions this process shows on users' messages (STATUS_REACTIONS), one board for every turn. */
+  reactions: ReactionBoard;
   /** Set on shutdown: no new turn starts. */
   closing: boolean;
 }

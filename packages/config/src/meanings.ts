@@ -66,7 +66,7 @@ export const meanings: Record<string, string> = {
   COMPRESSION_MAX_ATTEMPTS: 'failed summaries in a row before automatic compression stops for the session',
   COMPRESSION_BACKOFF_MS: 'wait after a failed summary before the next automatic try (doubles per failure)',
   COMPRESSION_NOTICE: 'on: one line tells the user when older messages were summarised',
-  STATUS_REACTIONS: "on: the user's message shows the turn's state as a reaction (taken, done, failed); a platform that refuses one never fails the turn",
+  STATUS_REACTIONS: "on: the user's message shows the turn's state as a reaction (queued, taken, done, failed); a platform that refuses one never fails the turn",
   RESTART_SUSPEND_THRESHOLD: 'restarts (turns cut off by a crash or shutdown) before a conversation is suspended',
   AGENT_RUNTIME: 'runtime of conversations that name none: openai (chat completions at MODEL_BASE_URL) or codex (a codex app-server child); per conversation through the admin API',
   CODEX_COMMAND: 'codex runtime: the command line that starts an app-server child (docs/codex.md)',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planNextWork, shouldInterrupt } from './busy-mode.ts';
+import { planNextWork, shouldInterrupt, waitsWhileBusy } from './busy-mode.ts';
 
 const msg = (id: number) => ({ id, text: `m${id}`, isCommand: false });
 const cmd = (id: number) => ({ id, text: '/status', isCommand: true });
@@ -39,5 +39,11 @@ describe('shouldInterrupt', () => {
     expect(shouldInterrupt('queue', 'input')).toBe(false);
     expect(shouldInterrupt('collect', 'input')).toBe(false);
     expect(shouldInterrupt('steer', 'input')).toBe(false);
+  });
+});
+
+describe('waitsWhileBusy', () => {
+  it('shows input as waiting only in the modes that leave it for a later turn', () => {
+    expect(['interrupt', 'queue', 'collect', 'steer'].filter((mode) => waitsWhileBusy(mode as 'queue'))).toEqual(['queue', 'collect']);
   });
 });

@@ -46,3 +46,12 @@ export function planNextWork<T extends PendingInput>(mode: BusyInputModeName, pe
 export function shouldInterrupt(mode: BusyInputModeName, signal: 'input' | 'stop'): boolean {
   return signal === 'stop' || mode === 'interrupt';
 }
+
+/**
+ * Whether a message that arrives while a turn runs waits for a later turn
+ * (shown queued): `queue` and `collect`. Under `interrupt` it stops the turn
+ * and is taken at once; under `steer` it joins the running turn.
+ */
+export function waitsWhileBusy(mode: BusyInputModeName): boolean {
+  return mode === 'queue' || mode === 'collect';
+}

@@ -1,5 +1,5 @@
 export { apiOnlyNotes } from './api-only-notes.ts';
-export { busyInputModes, planNextWork, shouldInterrupt, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
+export { busyInputModes, planNextWork, shouldInterrupt, waitsWhileBusy, type BusyInputModeName, type NextWork, type PendingInput } from './busy-mode.ts';
 export {
   approvalButtons,
   approvalChoiceOfCommand,

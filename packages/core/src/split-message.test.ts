@@ -52,4 +52,16 @@ describe('splitMessage', () => {
   it('rejects a nonsensical limit', () => {
     expect(() => splitMessage('x', 3)).toThrow(RangeError);
   });
+
+  it('splits again, smaller, a part that does not fit once rendered, keeping fences whole', () => {
+    const text = `intro\n\`\`\`ts\n${Array.from({ length: 40 }, (_, i) => `x${i} & y`).join('\n')}\n\`\`\``;
+    // A stand-in for a platform whose markup turns each & into five characters.
+    const fits = (part: string) => part.replace(/&/g, '&amp;').length <= 200;
+    const parts = splitMessage(text, 200, fits);
+    expect(parts.length).toBeGreaterThan(splitMessage(text, 200).length);
+    for (const part of parts) {
+      expect(fits(part)).toBe(true);
+      expect(part.split('\n').filter((line) => line.trim().startsWith('```')).length % 2).toBe(0);
+    }
+  });
 });

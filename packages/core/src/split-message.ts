@@ -7,9 +7,27 @@ const closeFence = '\n```';
  * space, else a hard cut. A part that would end inside a code fence is closed
  * with ``` and the next part reopens it with the same opener (language kept),
  * so every part renders as valid markdown on its own.
+ *
+ * `fits` says whether a part still fits once the platform renders it (its
+ * markup can be longer than the Markdown): a part that does not is split
+ * again, smaller, until it does or reaches the smallest limit. Splitting the
+ * source rather than the rendered text means no tag or entity is ever cut.
  */
-export function splitMessage(text: string, limit: number): string[] {
-  if (!Number.isInteger(limit) || limit < 32) throw new RangeError(`splitMessage limit must be an integer >= 32, got ${limit}`);
+export function splitMessage(text: string, limit: number, fits?: (part: string) => boolean): string[] {
+  if (!Number.isInteger(limit) || limit < minLimit) throw new RangeError(`splitMessage limit must be an integer >= ${minLimit}, got ${limit}`);
+  const parts = splitByLength(text, limit);
+  return fits ? parts.flatMap((part) => fitPart(part, limit, fits)) : parts;
+}
+
+const minLimit = 32;
+
+function fitPart(part: string, limit: number, fits: (part: string) => boolean): string[] {
+  if (limit <= minLimit || fits(part)) return [part];
+  const smaller = Math.max(minLimit, Math.floor((limit * 3) / 4));
+  return splitByLength(part, smaller).flatMap((piece) => fitPart(piece, smaller, fits));
+}
+
+function splitByLength(text: string, limit: number): string[] {
   const parts: string[] = [];
   let rest = text;
   let reopen = '';

@@ -50,6 +50,12 @@ export interface PlatformSender {
   readonly platform: Platform;
   /** Largest text one message may carry on this platform. */
   readonly messageLimit: number;
+  /**
+   * Whether a part of at most `messageLimit` Markdown characters still fits in
+   * one message once this platform renders it; absent: the text is sent as
+   * written. The worker splits with it (core `splitMessage`).
+   */
+  fitsOneMessage?(text: string): boolean;
   /** How often a typing indicator must be re-sent to stay visible (Telegram ~5 s, Discord 10 s); 0 = the platform has none (Slack). */
   readonly typingIntervalMs: number;
   /** `partIndex`: which part of a split reply this is (0 = first); senders that reply to or answer the user's message do so on part 0 only. */

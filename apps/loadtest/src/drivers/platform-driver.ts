@@ -43,6 +43,7 @@ export interface SendOutcome {
 export interface BotReply {
   /** Increasing per chat in posting order (Telegram message_id). */
   order: number;
+  /** As the bot posted it, its markup included (Telegram HTML, Slack mrkdwn, Discord Markdown). */
   text: string;
   /** When the platform recorded it, epoch ms. */
   at: number;

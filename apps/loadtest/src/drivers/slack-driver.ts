@@ -22,9 +22,8 @@ interface EventAnswer {
   attempts?: { status: number; ackMs?: number; error?: string }[];
 }
 
-// The bot escapes &, < and > for Slack (issue 17); a Slack client shows them unescaped, and so is the reply compared.
-const unescapeSlackText = (text: string): string => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-const toReply = (record: SlackSent, order: number): BotReply => ({ order, text: unescapeSlackText(record.text), at: record.sentAt });
+// As posted: mrkdwn, with &, < and > escaped (the checker formats the recorded text the same way, posted-reply.ts).
+const toReply = (record: SlackSent, order: number): BotReply => ({ order, text: record.text, at: record.sentAt });
 
 // DMs only (channel ids starting with D): in channels the bot answers only when mentioned, in a thread.
 export function createSlackDriver(options: SlackDriverOptions): PlatformDriver {

@@ -18,7 +18,10 @@ export interface TelegramDriverOptions {
 interface SentRecord {
   message_id: number;
   chat_id: number | string;
+  /** What the chat shows, the markup parsed away. */
   text: string;
+  /** The text as the bot sent it, when it used a parse_mode. */
+  rawText?: string;
   sentAt: number;
 }
 
@@ -81,5 +84,6 @@ export function createTelegramDriver(options: TelegramDriverOptions): PlatformDr
 }
 
 function toReply(record: SentRecord): BotReply {
-  return { order: record.message_id, text: record.text, at: record.sentAt };
+  // As posted, HTML included: the checker compares formatting as well as words (reply-checker.ts).
+  return { order: record.message_id, text: record.rawText ?? record.text, at: record.sentAt };
 }

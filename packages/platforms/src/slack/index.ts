@@ -1,4 +1,5 @@
 export { escapeSlackText } from './escape-text.ts';
+export { renderSlackMrkdwn } from './render-mrkdwn.ts';
 export { parseSlackEvent, type SlackParseContext, type SlackReplyTarget } from './parse-event.ts';
 export { parseSlackInteraction } from './parse-interaction.ts';
 export {

@@ -91,10 +91,11 @@ describe('createSlackSender', () => {
     expect((await caught(sender().sendText({}, 'x'))).code).toBe('REJECTED');
   });
 
-  it('escapes &, < and > so model output cannot notify a channel or make a link', async () => {
+  it('renders mrkdwn with &, < and > escaped, so model output cannot notify a channel or label a link its own way', async () => {
     answers = [{ status: 200, body: { ok: true, channel: 'C1', ts: '1.3' } }];
-    await sender().sendText({ channel: 'C1' }, 'Hey <!channel> & <!here>, see <https://x.example|this> > that');
-    expect(requests[0]?.body.get('text')).toBe('Hey &lt;!channel&gt; &amp; &lt;!here&gt;, see &lt;https://x.example|this&gt; &gt; that');
+    await sender().sendText({ channel: 'C1' }, 'Hey <!channel> & <!here>, see <https://x.example|this> > **that**');
+    // A Markdown autolink stays a link, its `|` encoded so it cannot become a label.
+    expect(requests[0]?.body.get('text')).toBe('Hey &lt;!channel&gt; &amp; &lt;!here&gt;, see <https://x.example%7Cthis> &gt; *that*');
   });
 
   it('has no typing indicator and caps the limit so an escaped chunk fits Slack’s 40,000', async () => {

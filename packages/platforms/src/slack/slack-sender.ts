@@ -1,6 +1,7 @@
 import { ErrorCode, LogLevel, WebClient, type Button, type KnownBlock } from '@slack/web-api';
 import { PlatformError } from '../errors.ts';
 import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
+import { renderSlackMrkdwn } from './render-mrkdwn.ts';
 import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
 import { readSlackReplyTarget } from './reply-target.ts';
 
@@ -55,17 +56,18 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
   const client = createSlackClient(options);
   return {
     platform: 'slack',
-    // Chunks are split unescaped (an entity is never cut in two, and stored text stays as the model wrote it);
+    // Chunks are split as Markdown (an entity or a link is never cut in two, and stored text stays as the model wrote it);
     // the cap keeps the escaped worst case under the hard limit, and 4,000 counts what the reader sees.
     messageLimit: Math.min(options.messageLimit ?? 4000, Math.floor(slackHardLimit / slackEscapeGrowth)),
+    fitsOneMessage: (text) => renderSlackMrkdwn(text).length <= slackHardLimit,
     // Bots have no typing indicator in the Web API; 0 tells the worker not to try.
     typingIntervalMs: 0,
     client,
     async sendText(target, text): Promise<SentMessage> {
       const t = readSlackReplyTarget(target);
       try {
-        // Escaped here, at the last step, so a retried send never escapes twice.
-        const result = await client.chat.postMessage({ channel: t.channel, text: escapeSlackText(text), ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
+        // Rendered (and so escaped) here, at the last step, so a retried send never renders twice.
+        const result = await client.chat.postMessage({ channel: t.channel, text: renderSlackMrkdwn(text), ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
         if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
         return { platformMessageId: result.ts };
       } catch (error) {

@@ -2,7 +2,7 @@ import { Api, GrammyError, HttpError } from 'grammy';
 import type { InlineKeyboardMarkup, ReactionTypeEmoji } from 'grammy/types';
 import { PlatformError } from '../errors.ts';
 import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
-import { renderTelegramHtml } from './render-html.ts';
+import { measureTelegramHtml, renderTelegramHtml } from './render-html.ts';
 import { readTelegramReplyTarget } from './reply-target.ts';
 
 export interface TelegramSenderOptions {
@@ -26,7 +26,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
       const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
       return { platformMessageId: String(sent.message_id) };
     } catch (error) {
-      // Telegram rejected the formatting (or the markup made it too long): the same words as plain text.
+      // Telegram rejected the formatting ("can't parse entities", or the markup made it too long): the same words as plain text.
       if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
     }
     try {
@@ -37,9 +37,12 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     }
   }
 
+  const messageLimit = Math.min(options.messageLimit ?? 4096, 4096);
   return {
     platform: 'telegram',
-    messageLimit: Math.min(options.messageLimit ?? 4096, 4096),
+    messageLimit,
+    // Telegram counts the text once the HTML is parsed away; a list's renumbering can still make it longer than the source.
+    fitsOneMessage: (text) => measureTelegramHtml(renderTelegramHtml(text)) <= messageLimit,
     typingIntervalMs: 4000,
     api,
     sendText: (target, text) => send(target, text, {}),

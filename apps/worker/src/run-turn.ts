@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, splitMessage, staleTurnRule, userKeyOf } from '@switchboard/core';
+import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, resolveStreaming, splitMessage, staleTurnRule, stoppedStreamText, userKeyOf } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -16,6 +16,7 @@ import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn, typ
 import type { LeaseHolding } from './conversation-lease.ts';
 import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
+import { startReplyStream, streamingSender, type ReplyStream, type StreamResult } from './reply-stream.ts';
 import { suspendLoops } from './restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
@@ -61,6 +62,8 @@ export interface ExecutedTurn {
   runtimeThreadId?: string;
   /** The model that answered (or last failed): `turns.model` (docs/turns.md "Model fallbacks"). */
   model?: string;
+  /** The growing message this turn streamed into (STREAMING), if it posted or took one over. */
+  stream?: StreamResult;
 }
 
 /**
@@ -88,7 +91,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
     prepared = await prepareTurn(ctx, state, input, active);
     if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
     reactions.take(input);
-    executed = await executeTurn(ctx, prepared, input, active, reactions);
+    executed = await executeStreamed(ctx, prepared, input, active, reactions, holding.claimId);
   } finally {
     clearTimeout(deadline);
   }
@@ -132,8 +135,19 @@ async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holdi
   return { kind: 'recheck' };
 }
 
+/** The runtime's run, its answer shown as it grows when the conversation streams; the stream is finished before the commit. */
+async function executeStreamed(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions, claimId: string): Promise<ExecutedTurn> {
+  const { conversation } = prepared;
+  const sender = streamingSender(ctx, conversation.platform, resolveStreaming(conversation.streaming, ctx.config.STREAMING));
+  const last = input[input.length - 1] as InboundEventRow;
+  const stream = sender ? startReplyStream(ctx, { conversationId: conversation.id, sender, target: last.replyTarget, begin: prepared.begin, claimId }) : undefined;
+  const executed = await executeTurn(ctx, prepared, input, active, reactions, stream);
+  const streamed = await stream?.finish();
+  return streamed?.open ? { ...executed, stream: streamed } : executed;
+}
+
 /** The runtime's run. An error nobody expected fails this turn (logged, counted, one notice) and never the process. */
-async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions): Promise<ExecutedTurn> {
+async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions, stream: ReplyStream | undefined): Promise<ExecutedTurn> {
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
   const log = ctx.log.child({ conversationId: conversation.id, sessionId: session.id });
   const last = input[input.length - 1] as InboundEventRow;
@@ -157,6 +171,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, input: In
       notes,
       input: input.map((e) => e.text),
       signal: active.controller.signal,
+      ...(stream ? { onText: stream.onText } : {}),
       onModelAccepted: async () => {
         // The notes count as delivered only for a turn that really began (its row was written).
         if ((await prepared.begin).kind !== 'begun') return;
@@ -298,7 +313,9 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   const { messageLimit } = shape;
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const suspended = prepared.suspendedNotice === 'restart_loop' ? [notices.suspendedRestartLoop] : prepared.suspendedNotice === 'runtime_crash_loop' ? [notices.suspendedRuntimeCrashLoop] : [];
-  const replyTexts = [...suspended, ...(replyText !== null ? [normaliseText(replyText)] : [])];
+  // A streamed answer that did not complete keeps what the user saw, finished with the marker (never looking complete); a notice follows it.
+  const stopped = executed.stream && status !== 'completed' && messageLimit !== undefined ? [normaliseText(stoppedStreamText(executed.stream.shown, messageLimit))] : [];
+  const replyTexts = [...stopped, ...suspended, ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit) })) : [];
   return {
     turnId,

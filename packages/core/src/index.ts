@@ -71,3 +71,17 @@ export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './w
 export { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from './model-fallbacks.ts';
 export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';
 export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange, type ReactionStatus, type SettledTurnStatus } from './status-reactions.ts';
+export {
+  planStreamStep,
+  resolveStreaming,
+  stoppedStreamText,
+  streamBlockedUntil,
+  streamCursor,
+  streamEditIntervalMs,
+  streamingSettings,
+  streamPreviewText,
+  streamStoppedMarker,
+  type StreamClock,
+  type StreamingSetting,
+  type StreamStep,
+} from './reply-streaming.ts';

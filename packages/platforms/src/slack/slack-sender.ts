@@ -72,6 +72,14 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
         throw toPlatformError('chat.postMessage', error);
       }
     },
+    async editText(target, platformMessageId, text): Promise<void> {
+      const t = readSlackReplyTarget(target);
+      try {
+        await client.chat.update({ channel: t.channel, ts: platformMessageId, text: escapeSlackText(text) });
+      } catch (error) {
+        throw toPlatformError('chat.update', error);
+      }
+    },
     async sendWithButtons(target, text, buttons): Promise<SentMessage> {
       const t = readSlackReplyTarget(target);
       try {

@@ -37,12 +37,29 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     }
   }
 
+  async function edit(target: Record<string, unknown>, messageId: number, text: string): Promise<void> {
+    const t = readTelegramReplyTarget(target);
+    try {
+      await api.editMessageText(t.chatId, messageId, renderTelegramHtml(text), { parse_mode: 'HTML' });
+      return;
+    } catch (error) {
+      if (isNotModified(error)) return;
+      if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+    }
+    try {
+      await api.editMessageText(t.chatId, messageId, text);
+    } catch (error) {
+      if (!isNotModified(error)) throw toPlatformError(error);
+    }
+  }
+
   return {
     platform: 'telegram',
     messageLimit: Math.min(options.messageLimit ?? 4096, 4096),
     typingIntervalMs: 4000,
     api,
     sendText: (target, text) => send(target, text, {}),
+    editText: (target, platformMessageId, text) => edit(target, Number(platformMessageId), text),
     sendWithButtons: (target, text, buttons) => send(target, text, { reply_markup: toInlineKeyboard(buttons) }),
     async replaceText(target, platformMessageId, text): Promise<void> {
       const t = readTelegramReplyTarget(target);
@@ -73,6 +90,11 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
       }
     },
   };
+}
+
+/** Telegram refuses an edit to the text a message already has; for a streamed reply that is success. */
+function isNotModified(error: unknown): boolean {
+  return error instanceof GrammyError && error.error_code === 400 && error.description.includes('message is not modified');
 }
 
 function toPlatformError(error: unknown): PlatformError {

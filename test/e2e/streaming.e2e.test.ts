@@ -14,6 +14,7 @@ import { postJson, TestSystem } from '../support/system.ts';
  * one copy of the reply, not two.
  */
 const poll = { timeout: 20_000, interval: 50 };
+const adminToken = 'streaming-admin-0123456789';
 const marker = '[stopped]';
 // ~2.5k characters at 16 per chunk, 20 ms per chunk: ~3.2 s of streaming.
 const slowStory = 'once upon a time '.repeat(150);
@@ -39,6 +40,8 @@ interface Chat {
   send(text: string): Promise<void>;
   messages(): Promise<Shown[]>;
   failEdits(times: number): Promise<void>;
+  /** Faults armed and not yet served. */
+  faultsLeft(): Promise<number>;
   clearFaults(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ function telegramChat(system: TestSystem, chatId: number): Chat {
     messages: async () =>
       (await getJson<{ text: string; edits?: { text: string }[] }[]>(`${sim}/control/telegram/sent?chat_id=${chatId}`)).map((m) => ({ text: m.text, edits: (m.edits ?? []).map((e) => e.text) })),
     failEdits: async (times) => void (await postJson(`${sim}/control/telegram/faults`, { method: 'editMessageText', kind: '429', times, retryAfter: 1 })),
+    faultsLeft: async () => (await getJson<unknown[]>(`${sim}/control/telegram/faults`)).length,
     clearFaults: async () => void (await fetch(`${sim}/control/telegram/faults`, { method: 'DELETE' })),
   };
 }
@@ -70,6 +74,7 @@ function slackChat(system: TestSystem, channel: string): Chat {
     messages: async () =>
       (await getJson<{ text: string; edits?: { text: string }[] }[]>(`${sim}/control/slack/sent?channel=${channel}`)).map((m) => ({ text: m.text, edits: (m.edits ?? []).map((e) => e.text) })),
     failEdits: async (times) => void (await postJson(`${sim}/control/slack/faults`, { method: 'chat.update', kind: '429', times, retryAfter: 1 })),
+    faultsLeft: async () => (await getJson<unknown[]>(`${sim}/control/slack/faults`)).length,
     clearFaults: async () => void (await fetch(`${sim}/control/slack/faults`, { method: 'DELETE' })),
   };
 }
@@ -86,6 +91,7 @@ function discordChat(system: TestSystem, channelId: string): Chat {
         edits: (m.editHistory ?? []).map((e) => e.content),
       })),
     failEdits: async (times) => armDiscordFault(sim, { route: 'edits', kind: '429', times, retryAfter: 1 }),
+    faultsLeft: async () => (await getJson<unknown[]>(`${sim}/control/discord/faults`)).length,
     clearFaults: async () => void (await fetch(`${sim}/control/discord/faults`, { method: 'DELETE' })),
   };
 }
@@ -113,7 +119,7 @@ describe('streaming replies on Telegram, Slack and Discord', () => {
   };
 
   beforeAll(async () => {
-    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { STREAMING: 'on' } });
+    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { STREAMING: 'on' }, gatewayEnv: { ADMIN_TOKEN: adminToken } });
     await waitForDiscordGateway(system.simUrl, { identifies: 1, connected: true });
     await system.setModelScript(script);
     chats = fresh();
@@ -171,6 +177,26 @@ describe('streaming replies on Telegram, Slack and Discord', () => {
     }
   }, 60_000);
 
+  it('a conversation an operator set to STREAMING off gets a slow answer as one message, no edits', async () => {
+    const [chat] = fresh() as [Chat];
+    await chat.send('hello first');
+    await waitForOutboxDrained(system);
+    const [conversation] = await system.sql<{ id: string }[]>`select id from conversations where platform = 'telegram' and chat_id = ${String(9_200_000 + next)}`;
+    const response = await fetch(`${system.gateway.url}/admin/conversations/${conversation?.id}/streaming`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ streaming: 'off' }),
+    });
+    expect(response.status).toBe(200);
+    await chat.send('tell me a slow story');
+    await waitForMessages(chat, 2, 'the slow answer');
+    await waitForOutboxDrained(system);
+    expect((await chat.messages()).map((m) => ({ ...m, text: m.text.trimEnd() }))).toEqual([
+      { text: 'echo: hello first', edits: [] },
+      { text: slowStory.trimEnd(), edits: [] },
+    ]);
+  }, 60_000);
+
   it('429s on edits are waited out and the message still ends complete', async () => {
     const limited = fresh();
     await Promise.all(limited.map((chat) => chat.send('tell me a slow story')));
@@ -183,6 +209,8 @@ describe('streaming replies on Telegram, Slack and Discord', () => {
         const parts = splitMessage(slowStory, chat.limit).map((part) => part.trimEnd());
         const shown = await chat.messages();
         expect(shown.map((m) => m.text.trimEnd()), chat.name).toEqual(parts);
+        // Every refusal was met: the edits really were answered 429 and waited out.
+        expect(await chat.faultsLeft(), chat.name).toBe(0);
       }
     } finally {
       await Promise.all(limited.map((chat) => chat.clearFaults()));

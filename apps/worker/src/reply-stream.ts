@@ -100,7 +100,8 @@ export function startReplyStream(ctx: WorkerContext, options: ReplyStreamOptions
     onText(next: string): void {
       text = next;
       if (firstTextAt === undefined && next.trim() !== '') firstTextAt = Date.now();
-      tick();
+      // A look is already due (a timer) or follows the send in flight: text that arrives meanwhile waits for it.
+      if (timer === undefined) tick();
     },
     async finish(): Promise<StreamResult> {
       stopped = true;

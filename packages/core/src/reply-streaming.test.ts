@@ -73,6 +73,12 @@ describe('streamPreviewText', () => {
         expect(preview.endsWith(streamCursor)).toBe(true);
       }),
     );
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 600 }), (text) => {
+        if (text.trim() === '') return;
+        expect(streamPreviewText(text, 100)).toBe(`${splitMessage(text.trimEnd(), 100 - streamCursor.length)[0] ?? ''}${streamCursor}`);
+      }),
+    );
     const long = 'word '.repeat(100);
     expect(streamPreviewText(long, 100)).toBe(`${splitMessage(long.trimEnd(), 100 - streamCursor.length)[0]}${streamCursor}`);
   });

@@ -81,7 +81,9 @@ export function planStreamStep(clock: StreamClock, text: string, shown: string |
  */
 export function streamPreviewText(text: string, limit: number): string {
   if (text.trim() === '') return '';
-  const [first] = splitMessage(text.trimEnd(), limit - streamCursor.length);
+  // The first part depends only on the first limit + 1 characters: a long answer is not split whole once a second.
+  const trimmed = text.trimEnd();
+  const [first] = splitMessage(trimmed.length > limit + 1 ? trimmed.slice(0, limit + 1) : trimmed, limit - streamCursor.length);
   return first === undefined ? '' : first + streamCursor;
 }
 

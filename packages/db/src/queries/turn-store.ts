@@ -368,7 +368,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
         text = (select r.text from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(ord int, text text) where r.ord = 1),
         claimed_by = ${input.claimFor ?? null}::text,
         claimed_until = case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
-      where conversation_id = ${input.conversationId} and status = 'streaming' and ${outboxRows.length}::int > 0 and exists (select 1 from fence)
+      -- Only a turn takes it over: a chat command's reply is its own message, the growing one waits for the turn that answers it.
+      where conversation_id = ${input.conversationId} and status = 'streaming' and ${turnId}::bigint is not null and ${outboxRows.length}::int > 0
+        and exists (select 1 from fence)
       returning *
     ), o as (
       insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, claimed_by, claimed_until)

@@ -237,6 +237,9 @@ describe('a worker killed mid-stream', () => {
     await waitForRunningTurn(system, chatId, 'crash story');
     const [growing] = await waitForMessages(chat, 1, 'the growing message');
     expect(growing?.text.startsWith('word word')).toBe(true);
+    // Mid-stream: the message has grown by an edit, so its id is on the outbox row. (A kill in the instant between
+    // Telegram accepting the first post and that record is the known resend window, docs/turns.md "Streaming replies".)
+    await expect.poll(async () => (await chat.messages())[0]?.edits.length ?? 0, poll).toBeGreaterThan(0);
 
     const [victim] = liveWorkers(system);
     await victim?.stop('SIGKILL');

@@ -2,6 +2,7 @@ import { planStreamStep, streamBlockedUntil, type StreamStep } from '@switchboar
 import { openReplyStream, recordStreamMessage, type OpenReplyStream } from '@switchboard/db';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { outboxIdempotencyKey } from './deliver-outbox.ts';
+import { persistWithRetry } from './persist-with-retry.ts';
 import type { BeginTurnResult } from '@switchboard/db';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -79,7 +80,9 @@ export function startReplyStream(ctx: WorkerContext, options: ReplyStreamOptions
         // The row's own key: a post repeated after an unclear failure is the same Discord message (enforce_nonce).
         const sent = await sender.sendText(target, step.text, { idempotencyKey: outboxIdempotencyKey({ id: row.outboxId }), partIndex: 0 });
         row.platformMessageId = sent.platformMessageId;
-        await recordStreamMessage(ctx.db, row.outboxId, sent.platformMessageId);
+        const { outboxId } = row;
+        // Recorded like a delivered reply: a Postgres blip here must not make the final delivery post the reply again.
+        await persistWithRetry(() => recordStreamMessage(ctx.db, outboxId, sent.platformMessageId), log, `stream ${outboxId} posted`);
       }
       shown = step.text;
       lastSentAt = Date.now();

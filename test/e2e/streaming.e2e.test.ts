@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitMessage } from '@switchboard/core';
 import { armDiscordFault, sendDiscordMessage, waitForDiscordGateway } from '../support/discord.ts';
+import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { fastRestartEnv, liveWorkers, waitForRunningTurn } from '../support/restart-helpers.ts';
 import { postJson, TestSystem } from '../support/system.ts';
 
@@ -249,4 +250,29 @@ describe('a worker killed mid-stream', () => {
     await waitForOutboxDrained(system);
     expect((await chat.messages()).map((m) => m.text)).toEqual(['echo: crash story']);
   }, 90_000);
+});
+
+describe('a slow answer from the Codex runtime', () => {
+  let system: TestSystem;
+  let setup: CodexSetup;
+
+  beforeAll(async () => {
+    setup = codexSetup({ STREAMING: 'on' });
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  }, 60_000);
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  it('streams its agent message the same way and ends as the committed reply', async () => {
+    const chat = telegramChat(system, 9_400_001);
+    await chat.send('slow: tide');
+    const final = 'codex: tide '.repeat(40).trimEnd();
+    await expect.poll(async () => (await chat.messages()).map((m) => m.text.trimEnd()), poll).toEqual([final]);
+    await waitForOutboxDrained(system);
+    const [message] = await chat.messages();
+    expect(message?.edits.length).toBeGreaterThanOrEqual(2);
+    expect(message?.edits.slice(0, -1).every((edit) => edit.endsWith(' …'))).toBe(true);
+  }, 60_000);
 });

@@ -20,6 +20,7 @@ export const entryPoints = {
   sim: 'apps/sim/src/main.ts',
   migrate: 'packages/db/src/migrate-cli.ts',
   doctor: 'scripts/doctor.ts',
+  pair: 'scripts/pair.ts',
 };
 
 function readOutdir() {

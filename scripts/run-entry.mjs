@@ -17,6 +17,7 @@ const sources = {
   sim: 'apps/sim/src/main.ts',
   migrate: 'packages/db/src/migrate-cli.ts',
   doctor: 'scripts/doctor.ts',
+  pair: 'scripts/pair.ts',
 };
 
 function newestMtime(dir) {

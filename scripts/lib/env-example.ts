@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { gatewayEnvSchema, migrateEnvSchema, readSchemaShape, simEnvSchema, workerEnvSchema } from '@switchboard/config';
+import { gatewayEnvSchema, migrateEnvSchema, pairEnvSchema, readSchemaShape, simEnvSchema, workerEnvSchema } from '@switchboard/config';
 
 /** Read by docker compose itself (docker-compose.yml), not by a Switchboard process. */
 const composeVariables: { name: string; value: string; meaning: string; set?: boolean }[] = [
@@ -17,6 +17,7 @@ const processes: [string, z.ZodTypeAny][] = [
   ['worker', workerEnvSchema],
   ['sim', simEnvSchema],
   ['migrate', migrateEnvSchema],
+  ['pair', pairEnvSchema],
 ];
 
 interface Variable {

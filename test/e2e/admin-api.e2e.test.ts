@@ -140,6 +140,10 @@ describe('admin API: auth, documents and reading conversations', () => {
         '/admin/restarts',
         '/admin/audit',
         '/admin/events',
+        '/admin/pairings',
+        '/admin/pairings/{code}/approve',
+        '/admin/paired-users',
+        '/admin/paired-users/{platform}/{userId}',
       ]) {
         expect(spec.body.paths, path).toHaveProperty([path]);
       }

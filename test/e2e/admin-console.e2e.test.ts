@@ -20,7 +20,8 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
   const cspViolations: string[] = [];
 
   beforeAll(async () => {
-    system = await TestSystem.start({ gatewayEnv: { ADMIN_TOKEN: adminTokenEnv } });
+    // Pairing on, with the one chat the conversation cases use allowlisted: 9502 is the unknown user the pairing case approves.
+    system = await TestSystem.start({ gatewayEnv: { ADMIN_TOKEN: adminTokenEnv, DM_POLICY: 'pairing', TELEGRAM_ALLOWED_USERS: '9501' } });
     browser = await chromium.launch({
       executablePath: chromiumPath,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -117,6 +118,24 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     expect(await page.textContent('#detail-profile')).toBe('workspace-write');
     const [runtime] = await system.sql<{ runtime: string | null; permission_profile: string | null }[]>`select runtime, permission_profile from conversations where chat_id = '9501'`;
     expect(runtime).toEqual({ runtime: 'codex', permission_profile: 'workspace-write' });
+  });
+
+  it('lists a pending pairing code and approves it with its button; the user is told (issue 22)', async () => {
+    await system.sendTelegram({ chatId: 9502, text: 'may I come in?' });
+    const [offer] = await system.waitForTelegram(9502, 1);
+    const code = /pairing code ([A-HJKMNP-Z2-9]{8}) /.exec(offer?.text ?? '')?.[1] ?? '';
+    expect(code).toHaveLength(8);
+    await page.click('#pairings-refresh');
+    const approve = page.locator(`[data-testid="approve-${code}"]`);
+    await approve.waitFor();
+    expect(await page.textContent(`[data-testid="pairing-row-${code}"]`)).toContain('9502');
+    await approve.click();
+    await waitForText('#pairing-result', 'approved telegram user 9502');
+    await page.locator('[data-testid="paired-row-telegram-9502"]').waitFor();
+    expect(await page.locator(`[data-testid="pairing-row-${code}"]`).count()).toBe(0);
+    expect((await system.waitForTelegram(9502, 2))[1]?.text).toBe('You are approved: you can talk to me now.');
+    await page.screenshot({ path: 'test-results/admin-console-pairing.png', fullPage: true });
+    expect(cspViolations).toEqual([]);
   });
 
   it('opens the API docs and bull-board on the same browser session', async () => {

@@ -104,6 +104,21 @@ describe('turn invariants', () => {
     expect(checkRecoveryNotes(accepted, [carrier, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([]);
   });
 
+  it('(d) a carrier made before the turn that stored its input began is uncertain (its worker died before its row was written)', () => {
+    const base0 = 1_700_000_000_000;
+    const turns = [
+      { id: 1, status: 'interrupted', error: null, started_at: new Date(base0), ended_at: new Date(base0 + 100) },
+      { id: 3, status: 'completed', error: null, started_at: new Date(base0 + 1000), ended_at: new Date(base0 + 1100) },
+    ];
+    const rerun = snapshot([...interrupted.messages.slice(0, 3), stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')], { turns });
+    const killed = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 300 };
+    const again = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 1050 };
+    expect(checkRecoveryNotes(rerun, [killed, again])).toEqual([]);
+    // Made by the turn that stored the input (inside its time), the same pair is a note sent again after it was accepted.
+    const inTurn = { ...killed, receivedAt: base0 + 1010 };
+    expect(checkRecoveryNotes(rerun, [inTurn, again])).toEqual([expect.stringContaining('again, after request')]);
+  });
+
   it('(d) a carrier answered while its turn was cut off is uncertain: the next turn may carry the note again, beside the resume note', () => {
     const base0 = 1_700_000_000_000;
     const turns = [

@@ -102,7 +102,12 @@ function tailBefore(messages: ModelRequest['body']['messages'], index: number): 
  *   is known only to the worker, so the next turn may carry the note or not.
  *   Likewise when its turn committed nothing (cut off, or superseded after a
  *   lost lease): its worker may have died, or been fenced off, before it
- *   recorded the acceptance.
+ *   recorded the acceptance. And when the turn that stored its input began
+ *   after the request: the request was an earlier attempt's, whose worker was
+ *   killed before that attempt's row was written (the row's insert runs
+ *   beside the model request), so it left no turn to judge by.
+ *   (Found by SEED=4180936010 in a loaded CI run: SIGKILL between the sim's
+ *   answer and the running-turn insert.)
  * A follow-up request of the same turn never carries the note.
  *
  * A request "starts a turn" when everything after its history is new user
@@ -152,6 +157,8 @@ interface NoteContext {
   usedTurns: Set<number | null>;
   /** Turns that committed nothing: cut off, or superseded. */
   uncommitted: ChatSnapshot['turns'];
+  /** Turn id → when its row was written (database clock). */
+  startOfTurn: Map<number | null, number>;
 }
 
 function noteContext(snapshot: ChatSnapshot): NoteContext {
@@ -161,6 +168,7 @@ function noteContext(snapshot: ChatSnapshot): NoteContext {
     turnOfUserText: new Map(snapshot.messages.filter((m) => m.role === 'user').map((m) => [m.content, m.turn_id])),
     usedTurns: new Set([...snapshot.messages.filter((m) => m.role === 'assistant').map((m) => m.turn_id), ...snapshot.turns.filter((t) => t.status === 'completed').map((t) => t.id)]),
     uncommitted: snapshot.turns.filter((t) => t.error === 'cut_off_by_restart' || t.error === 'lease_lost'),
+    startOfTurn: new Map(snapshot.turns.map((t) => [t.id, t.started_at.getTime()])),
   };
 }
 
@@ -177,7 +185,9 @@ function checkCarrier(ctx: NoteContext, request: ModelRequest, note: number): st
   const turn = ctx.turnOfUserText.get(messages.slice(note + 1).find((m) => m.role === 'user')?.content ?? '');
   // A carrier made by a turn that committed nothing (cut off, superseded) may have died before it recorded the acceptance.
   const inUncommitted = ctx.uncommitted.some((t) => t.started_at.getTime() - 250 <= request.receivedAt && request.receivedAt <= (t.ended_at?.getTime() ?? Infinity));
-  const accepted = request.respondedAt === undefined ? 'no' : turn !== undefined && ctx.usedTurns.has(turn) && !inUncommitted ? 'yes' : 'uncertain';
+  // The turn that stored the input began after this request: an earlier attempt made it and died before its row was written (nothing recorded).
+  const startedAfter = (ctx.startOfTurn.get(turn ?? null) ?? -Infinity) - 250 > request.receivedAt;
+  const accepted = request.respondedAt === undefined ? 'no' : turn !== undefined && ctx.usedTurns.has(turn) && !inUncommitted && !startedAfter ? 'yes' : 'uncertain';
   ctx.carried.set(key, { request: request.id, accepted });
   if (earlier?.accepted === 'yes') return `request ${request.id} carries the recovery note for tail [${key}] again, after request ${earlier.request} carrying it was accepted`;
   return undefined;

@@ -2,10 +2,12 @@ export { ConfigError, loadConfigOrExit, parseConfig } from './load-config.ts';
 export {
   gatewayEnvSchema,
   migrateEnvSchema,
+  pairEnvSchema,
   simEnvSchema,
   workerEnvSchema,
   type BusyInputMode,
   type GatewayConfig,
+  type PairConfig,
   type SimConfig,
   type WorkerConfig,
 } from './schemas.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readSchemaShape } from './meanings.ts';
-import { gatewayEnvSchema, migrateEnvSchema, simEnvSchema, workerEnvSchema } from './schemas.ts';
+import { gatewayEnvSchema, migrateEnvSchema, pairEnvSchema, simEnvSchema, workerEnvSchema } from './schemas.ts';
 
 // .env.example and the doctor print each variable's meaning from its schema:
 // a variable added without one would appear there unexplained.
@@ -10,6 +10,7 @@ describe('every variable says what it means', () => {
     ['worker', workerEnvSchema],
     ['sim', simEnvSchema],
     ['migrate', migrateEnvSchema],
+    ['pair', pairEnvSchema],
   ])('%s', (_name, schema) => {
     const missing = Object.entries(readSchemaShape(schema)).filter(([, field]) => !field.description?.trim());
     expect(missing.map(([name]) => name)).toEqual([]);

@@ -91,7 +91,7 @@ export const gatewayEnvSchema = z
       /** The admin API refuses the full-access profile unless this is on (set it alike on gateways and workers). */
       CODEX_ALLOW_FULL_ACCESS: codexSettings.CODEX_ALLOW_FULL_ACCESS,
       /** Access: who may talk to the bot in DMs and in groups; allowlists per platform. */
-      DM_POLICY: z.enum(['open', 'allowlist']).default('open'),
+      DM_POLICY: z.enum(['open', 'allowlist', 'pairing']).default('open'),
       GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
       TELEGRAM_ALLOWED_USERS: idList,
       SLACK_ALLOWED_USERS: idList,
@@ -271,7 +271,18 @@ export const simEnvSchema = z.object(
 
 export const migrateEnvSchema = z.object(describeShape({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel }));
 
+/** `npm run pair`: the running gateway's admin API, reached as the gateway's own HOST and PORT say unless GATEWAY_URL is given. */
+export const pairEnvSchema = z.object(
+  describeShape({
+    GATEWAY_URL: url(),
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    PORT: port(3000),
+    ADMIN_TOKEN: optionalSecret,
+  }),
+);
+
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 export type WorkerConfig = z.output<typeof workerEnvSchema>;
 export type SimConfig = z.output<typeof simEnvSchema>;
+export type PairConfig = z.output<typeof pairEnvSchema>;
 export type BusyInputMode = z.output<typeof busyInputMode>;

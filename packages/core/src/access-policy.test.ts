@@ -28,3 +28,20 @@ describe('decideAccess', () => {
     expect(decideAccess(closed, { platform: 'slack', userId: '42', isDirect: false })).toBe('not_allowed');
   });
 });
+
+describe('decideAccess under DM_POLICY=pairing', () => {
+  const pairing = policy({ dmPolicy: 'pairing', groupPolicy: 'allowlist' });
+
+  it('asks an unknown DM user to pair, and lets allowlisted, role-holding and paired users in', () => {
+    expect(decideAccess(pairing, { platform: 'telegram', userId: '7', isDirect: true })).toBe('needs_pairing');
+    expect(decideAccess(pairing, { platform: 'telegram', userId: '42', isDirect: true })).toBe('allow');
+    expect(decideAccess(pairing, { platform: 'discord', userId: '9', isDirect: true, roles: ['role-ops'] })).toBe('allow');
+    expect(decideAccess(pairing, { platform: 'slack', userId: 'U7', isDirect: true, paired: true })).toBe('allow');
+  });
+
+  it('never offers a code in a group: there the group policy refuses, and a paired user counts as allowlisted', () => {
+    expect(decideAccess(pairing, { platform: 'telegram', userId: '7', isDirect: false })).toBe('not_allowed');
+    expect(decideAccess(pairing, { platform: 'telegram', userId: '7', isDirect: false, paired: true })).toBe('allow');
+    expect(decideAccess(policy({ dmPolicy: 'pairing' }), { platform: 'telegram', userId: '7', isDirect: false })).toBe('allow');
+  });
+});

@@ -38,6 +38,11 @@ export const errorCodes = {
   NOT_SUSPENDED: { family: 'admin', retryable: false, httpStatus: 409 },
   ALREADY_SENT: { family: 'admin', retryable: false, httpStatus: 409 },
   JOB_NOT_FAILED: { family: 'admin', retryable: false, httpStatus: 409 },
+  /** No pending pairing has this code (unknown, malformed, or already approved): nothing changed. */
+  PAIRING_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+  /** The code's hour is over: it can no longer be approved; the user asks again for a new one. */
+  PAIRING_EXPIRED: { family: 'admin', retryable: false, httpStatus: 410 },
+  PAIRED_USER_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
   READ_ONLY: { family: 'admin', retryable: false, httpStatus: 405 },
   /** The full-access Codex profile while CODEX_ALLOW_FULL_ACCESS is off (docs/codex.md). */
   FULL_ACCESS_DISABLED: { family: 'admin', retryable: false, httpStatus: 403 },

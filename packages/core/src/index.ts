@@ -37,7 +37,20 @@ export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-
 export type { ToolCall, TranscriptMessage } from './transcript-message.ts';
 export { planCompression, trimOldestToFit, type CompressibleMessage, type CompressionPlan } from './plan-compression.ts';
 export { clientMessageLimits, isNearLimitPart } from './paste-merge.ts';
-export { decideAccess, type AccessPolicy, type AccessRequest } from './access-policy.ts';
+export { decideAccess, type AccessPolicy, type AccessRequest, type AccessVerdict, type DmPolicy } from './access-policy.ts';
+export {
+  decidePairingRequest,
+  generatePairingCode,
+  isPairingExpired,
+  normalisePairingCode,
+  pairingAlphabet,
+  pairingNotices,
+  pairingRules,
+  renderPairingCodeNotice,
+  type PairingDecision,
+  type PairingRules,
+  type PairingState,
+} from './pairing.ts';
 export { estimateRequestTokens, needsCompression, type PreflightInput } from './preflight.ts';
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';

@@ -27,3 +27,4 @@ export * from './queries/worker-registry.ts';
 export * from './queries/discord-session-store.ts';
 export * from './queries/telegram-poll-offset.ts';
 export * from './queries/approval-store.ts';
+export * from './queries/pairing-store.ts';

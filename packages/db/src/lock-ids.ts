@@ -10,4 +10,6 @@ export enum AdvisoryLock {
   CompressSession = 0x5b0a_0002,
   /** Held by the one worker that delivers lifecycle events to webhooks. */
   EventDelivery = 0x5b0a_0003,
+  /** Namespace for pairing requests: (PairingPlatform, hashtext(platform)), so the per-platform cap and one code per user hold. */
+  PairingPlatform = 0x5b0a_0004,
 }

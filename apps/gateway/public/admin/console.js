@@ -2,6 +2,8 @@
 // Authenticated by the HttpOnly session cookie that POST /admin/session sets,
 // so the token is never kept in the page; the event stream uses the same cookie.
 
+import { createPairingPanel } from './pairings.js';
+
 const $ = (id) => document.getElementById(id);
 const state = { conversations: new Map(), activity: new Map(), selected: null, socket: null, retryMs: 500, reloadTimer: null };
 
@@ -48,6 +50,7 @@ function start(actor) {
   $('signed-in-links').hidden = false;
   $('actor').textContent = `signed in as ${actor}`;
   loadConversations();
+  pairingPanel.start().catch(reportError);
   connectEvents();
 }
 
@@ -240,6 +243,8 @@ function logEvent(event) {
 function reportError(error) {
   $('action-result').textContent = `error: ${error.message}`;
 }
+
+const pairingPanel = createPairingPanel(api);
 
 $('sign-in-form').addEventListener('submit', (event) => {
   event.preventDefault();

@@ -24,6 +24,7 @@ import { registerAuditRoutes } from './routes/audit-routes.ts';
 import { registerConversationActionRoutes } from './routes/conversation-action-routes.ts';
 import { registerConversationRoutes } from './routes/conversation-routes.ts';
 import { registerOutboxRoutes } from './routes/outbox-routes.ts';
+import { registerPairingRoutes } from './routes/pairing-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerRestartRoutes } from './routes/restart-routes.ts';
 import { registerSessionRoutes } from './routes/session-routes.ts';
@@ -93,7 +94,7 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
         });
         await secured.register(fastifySwagger, {
           openapi: {
-            info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, audit log, live events. See docs/admin.md.' },
+            info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, pairing, audit log, live events. See docs/admin.md.' },
             components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An ADMIN_TOKEN token' } } },
             security: [{ bearer: [] }],
           },
@@ -116,6 +117,7 @@ export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Prom
         registerQueueRoutes(secured, ctx);
         registerOutboxRoutes(secured, ctx);
         registerRestartRoutes(secured, ctx);
+        registerPairingRoutes(secured, ctx);
         registerAuditRoutes(secured, ctx);
         registerEventsRoute(secured, fanout);
         await registerBullBoard(secured, [deps.queue]);

@@ -67,7 +67,13 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   const signal = signalOfCommand(command);
   const isAnswer = command !== null && isApprovalCommand(command);
   // Only /stop and approval answers skip the rate limit and the input cap: they must always work, and make the bot say one line at most.
-  const admission = await admitInbound(deps, message, signal === 'stop' || isAnswer);
+  let admission;
+  try {
+    admission = await admitInbound(deps, message, signal === 'stop' || isAnswer);
+  } catch (error) {
+    // Admission fails only on Postgres (the paired users, a pairing code); Redis trouble fails open inside it.
+    throw new IngressError('STORE_FAILED', error);
+  }
   if (admission !== 'allow') return admission;
   if (isAnswer) return answerApproval(deps, message, command);
   let stored;

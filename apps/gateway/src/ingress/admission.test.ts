@@ -159,3 +159,23 @@ describe('admitInbound: the per-user rate limit', () => {
     }
   });
 });
+
+describe('admitInbound: DM_POLICY=pairing', () => {
+  it('offers codes in DMs only, up to 3 per platform; the 4th user is told once that no code can be had now', async () => {
+    const deps = depsWith({ policy: { ...openPolicy, dmPolicy: 'pairing', groupPolicy: 'allowlist' } });
+    const group = messageFrom('U-group', { platform: 'slack', direct: false });
+    expect(await admitInbound(deps, group, false)).toBe('not_allowed');
+    expect(await noticesIn(group.address.chatId)).toEqual([admissionNotices.not_allowed]);
+
+    const strangers = ['U-1', 'U-2', 'U-3'].map((user) => messageFrom(user, { platform: 'slack' }));
+    for (const message of strangers) expect(await admitInbound(deps, message, false)).toBe('not_allowed');
+    for (const message of strangers) expect(await noticesIn(message.address.chatId)).toEqual([expect.stringMatching(/pairing code [A-Z2-9]{8} /)]);
+
+    const fourth = messageFrom('U-4', { platform: 'slack' });
+    expect(await admitInbound(deps, fourth, false)).toBe('not_allowed');
+    expect(await admitInbound(deps, { ...fourth, eventId: 'again' }, false)).toBe('not_allowed');
+    expect(await noticesIn(fourth.address.chatId)).toEqual([admissionNotices.pairing_full]);
+    const [pending] = await db.client.db.$client<{ n: number }[]>`select count(*)::int as n from pairings where platform = 'slack' and status = 'pending'`;
+    expect(pending?.n).toBe(3);
+  });
+});

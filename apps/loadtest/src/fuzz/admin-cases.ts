@@ -218,6 +218,11 @@ const routes: readonly RouteShape[] = [
     query: pairs({ actor: someText, action: someText, target: someText, limit, cursor }),
     badQuery: fc.oneof(badPage.map((p) => [p]), fc.constantFrom<[string, string][]>([['actor', '']], [['action', '']], [['target', '']])),
   },
+  { method: 'GET', path: '/admin/pairings' },
+  // A code from fuzzed text (never one a user was given, in practice) and a platform that is never a real one: nothing paired or revoked.
+  { method: 'POST', path: '/admin/pairings/{id}/approve', mutating: true, stringParam: true, body: junkBody },
+  { method: 'GET', path: '/admin/paired-users' },
+  { method: 'DELETE', path: '/admin/paired-users/{id}/{job}', mutating: true, stringParam: true },
   { method: 'GET', path: '/admin/whoami' },
   { method: 'POST', path: '/admin/session', body: junkBody },
   { method: 'DELETE', path: '/admin/session' },

@@ -9,3 +9,4 @@ export { eventDeliveries, lifecycleEvents } from './lifecycle-events.ts';
 export { workers } from './workers.ts';
 export { discordGatewaySessions } from './discord-gateway-sessions.ts';
 export { approvals, approvalStatuses, type ApprovalStatus } from './approvals.ts';
+export { pairedUsers, pairings, pairingStatuses, type PairingStatus } from './pairings.ts';

@@ -12,6 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { streamCursor } from '@switchboard/core';
 import { migrateDatabase } from '@switchboard/db';
 import { getFreePort, readCommandLine, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { chooseDemoModel, realModelDefaultName } from './lib/demo-model.ts';
@@ -92,7 +94,12 @@ async function main(): Promise<void> {
   let seen = 0;
   const say = async (text: string) => {
     await chat.send(simUrl, text);
-    const replies = (await chat.waitForReplies(simUrl, seen + 1)).slice(seen);
+    let replies = (await chat.waitForReplies(simUrl, seen + 1)).slice(seen);
+    // A slow answer streams (STREAMING): its message grows in place, ending in the cursor until it is complete; print it complete.
+    for (let waited = 0; replies.some((reply) => reply.endsWith(streamCursor)) && waited < 60_000; waited += 200) {
+      await sleep(200);
+      replies = (await chat.waitForReplies(simUrl, seen + 1)).slice(seen);
+    }
     seen += replies.length;
     return replies;
   };

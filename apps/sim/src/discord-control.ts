@@ -74,7 +74,7 @@ const interactionSchema = z
 
 const faultSchema = z
   .object({
-    route: z.enum(['messages', 'typing', 'reactions', 'followup', 'gateway', 'users', '*']),
+    route: z.enum(['messages', 'edits', 'typing', 'reactions', 'followup', 'gateway', 'users', '*']),
     kind: z.enum(['429', '500', '502', '503', 'delay']),
     times: z.number().int().positive().default(1),
     /** Seconds, as Discord's retry_after. */

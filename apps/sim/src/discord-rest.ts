@@ -128,7 +128,7 @@ export async function registerDiscordRest(app: FastifyInstance, deps: DiscordRes
   // Edit Message: only the bot's own messages; `components` replaces the buttons (an empty list removes them).
   app.patch<{ Params: { channelId: string; messageId: string } }>('/channels/:channelId/messages/:messageId', async (request, reply) => {
     const major = (r: FastifyRequest) => (r.params as { channelId: string }).channelId;
-    if (await guard(request, reply, { auth: true, fault: 'messages', bucket: 'channels/messages/edit', major })) return reply;
+    if (await guard(request, reply, { auth: true, fault: 'edits', bucket: 'channels/messages/edit', major })) return reply;
     const record = store.sentTo(request.params.channelId).find((r) => r.id === request.params.messageId);
     if (!record) throw new DiscordApiError(404, 10008, 'Unknown Message');
     const body = readMessageBody(request.body);

@@ -151,6 +151,7 @@ export class DiscordStore {
     record.content = content;
     record.editedAt = Date.now();
     record.edits = (record.edits ?? 0) + 1;
+    record.editHistory = [...(record.editHistory ?? []), { content, editedAt: record.editedAt }];
     this.hub.publish('discord.edited', record);
   }
 
@@ -176,7 +177,8 @@ export class DiscordStore {
 
   /** Consumes one use of the first fault armed for `route` (or for every route, '*'). */
   takeFault(route: string): DiscordFault | undefined {
-    const index = this.faults.findIndex((fault) => fault.route === route || fault.route === '*');
+    // `messages` covers creating and editing; `edits` only editing a channel message.
+    const index = this.faults.findIndex((fault) => fault.route === route || fault.route === '*' || (route === 'edits' && fault.route === 'messages'));
     if (index < 0) return undefined;
     const fault = this.faults[index] as DiscordFault;
     fault.remaining -= 1;

@@ -65,6 +65,8 @@ export interface DiscordSentRecord {
   sentAt: number;
   editedAt?: number;
   edits?: number;
+  /** Each edit's content in order, so tests can follow a message that grows in place. */
+  editHistory?: Array<{ content: string; editedAt: number }>;
 }
 
 export interface DiscordTypingRecord {
@@ -72,7 +74,7 @@ export interface DiscordTypingRecord {
   at: number;
 }
 
-export type DiscordFaultRoute = 'messages' | 'typing' | 'reactions' | 'followup' | 'gateway' | 'users' | '*';
+export type DiscordFaultRoute = 'messages' | 'edits' | 'typing' | 'reactions' | 'followup' | 'gateway' | 'users' | '*';
 
 export interface DiscordFault {
   route: DiscordFaultRoute;

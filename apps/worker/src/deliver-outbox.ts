@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimOutboxRow, markOutboxFailed, releaseOutboxClaims, markOutboxSent, rescheduleOutbox, type Database, type OutboxRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { PlatformError, type PlatformSender } from '@switchboard/platforms';
+import { PlatformError, type PlatformSender, type SentMessage } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -64,7 +64,8 @@ async function deliverInOrder(deps: DeliveryDeps, row: OutboxRowToSend): Promise
   return (await deliverOne(deps, sender, row)) === 'later' ? 'later' : 'sent';
 }
 
-export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt' | 'claimedBy'>;
+export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt' | 'claimedBy'> &
+  Partial<Pick<OutboxRow, 'streamed' | 'platformMessageId'>>;
 
 /**
  * The key a platform dedupes a resend by (Discord's nonce): a row is one part
@@ -83,7 +84,7 @@ async function deliverOne(
 ): Promise<'sent' | 'failed' | 'later'> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const sent = await sender.sendText(row.target, row.text, { idempotencyKey: outboxIdempotencyKey(row), partIndex: row.chunkIndex });
+      const sent = await sendRow(sender, row);
       await persistWithRetry(() => markOutboxSent(deps.db, row.id, sent.platformMessageId), deps.log, `outbox ${row.id} sent`);
       deps.metrics?.countDelivery(row.platform, 'sent');
       return 'sent';
@@ -110,6 +111,33 @@ async function deliverOne(
       await sleep(waitMs);
     }
   }
+}
+
+/**
+ * A row is posted, except the first part of a streamed reply (docs/turns.md
+ * "Streaming replies"): its message exists already, and gets its final text
+ * by an edit, which a retry may repeat harmlessly. A streamed row whose
+ * message id was never recorded (the worker died right after the post) is
+ * posted with the row's key and then edited, so on Discord the post returns
+ * the message already made and the edit completes it. An edit the platform
+ * refuses (the user deleted the message) posts the text anew.
+ */
+async function sendRow(sender: PlatformSender, row: OutboxRowToSend): Promise<SentMessage> {
+  const options = { idempotencyKey: outboxIdempotencyKey(row), partIndex: row.chunkIndex };
+  if (!row.streamed || !sender.editText) return sender.sendText(row.target, row.text, options);
+  if (row.platformMessageId) {
+    try {
+      await sender.editText(row.target, row.platformMessageId, row.text, options);
+      return { platformMessageId: row.platformMessageId };
+    } catch (error) {
+      if (!(error instanceof PlatformError && error.code === 'REJECTED')) throw error;
+      return sender.sendText(row.target, row.text, options);
+    }
+  }
+  const sent = await sender.sendText(row.target, row.text, options);
+  // Only Discord can have returned an older message here; elsewhere the post already carries the text, so a failed edit changes nothing.
+  await sender.editText(row.target, sent.platformMessageId, row.text, options).catch(() => undefined);
+  return sent;
 }
 
 function backoffWithJitter(attempt: number): number {

@@ -81,6 +81,15 @@ describe('buildCommit', () => {
     expect(commit.replies.map((r) => r.chunks.join(''))).toEqual([notices.suspendedRuntimeCrashLoop, 'hi']);
   });
 
+  it('finishes a streamed message that did not complete with what was shown and the marker; a notice follows it (issue 22)', () => {
+    const stream = { open: true, shown: 'once upon a …' };
+    expect(buildCommit(inputs({ status: 'interrupted', replyText: null, entries: [], stream }), shape).replies.map((r) => r.chunks)).toEqual([['once upon a\n\n[stopped]']]);
+    const timedOut = buildCommit(inputs({ status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut, entries: [], stream }), shape);
+    expect(timedOut.replies.map((r) => r.chunks)).toEqual([['once upon a\n\n[stopped]'], [notices.timedOut]]);
+    // A completed answer replaces the growing text with the committed reply, nothing more.
+    expect(buildCommit(inputs({ status: 'completed', replyText: 'once upon a time', entries: [], stream }), shape).replies.map((r) => r.chunks)).toEqual([['once upon a time']]);
+  });
+
   it('credits no /stop for a turn that completed before the stop landed', () => {
     const state = stateAfter({ kind: 'taken', upTo: 12 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 14, storedAt: 0 } });
     expect(buildCommit(inputs({ status: 'completed', replyText: 'done anyway', entries: [] }, { active: { state } }), shape).stoppedByEventId).toBeUndefined();

@@ -1,5 +1,5 @@
 import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, splitMessage, staleTurnRule, userKeyOf } from '@switchboard/core';
+import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, resolveStreaming, splitMessage, staleTurnRule, stoppedStreamText, userKeyOf } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
@@ -17,6 +17,7 @@ import type { LeaseHolding } from './conversation-lease.ts';
 import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
 import { resolveMedia, type ResolvedInput } from './resolve-media.ts';
+import { startReplyStream, streamingSender, type ReplyStream, type StreamResult } from './reply-stream.ts';
 import { suspendLoops } from './restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
@@ -62,6 +63,8 @@ export interface ExecutedTurn {
   runtimeThreadId?: string;
   /** The model that answered (or last failed): `turns.model` (docs/turns.md "Model fallbacks"). */
   model?: string;
+  /** The growing message this turn streamed into (STREAMING), if it posted or took one over. */
+  stream?: StreamResult;
 }
 
 /**
@@ -92,7 +95,7 @@ export async function runTurn(ctx: WorkerContext, state: TurnState, input: Inbou
     prepared = await prepareTurn(ctx, state, media.events, active);
     if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
     reactions.take(input);
-    executed = await executeTurn(ctx, prepared, media, active, reactions);
+    executed = await executeStreamed(ctx, prepared, media, active, reactions, holding.claimId);
   } finally {
     clearTimeout(deadline);
   }
@@ -136,8 +139,19 @@ async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holdi
   return { kind: 'recheck' };
 }
 
+/** The runtime's run, its answer shown as it grows when the conversation streams; the stream is finished before the commit. */
+async function executeStreamed(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions, claimId: string): Promise<ExecutedTurn> {
+  const { conversation } = prepared;
+  const sender = streamingSender(ctx, conversation.platform, resolveStreaming(conversation.streaming, ctx.config.STREAMING));
+  const last = input[input.length - 1] as InboundEventRow;
+  const stream = sender ? startReplyStream(ctx, { conversationId: conversation.id, sender, target: last.replyTarget, begin: prepared.begin, claimId }) : undefined;
+  const executed = await executeTurn(ctx, prepared, input, active, reactions, stream);
+  const streamed = await stream?.finish();
+  return streamed?.open ? { ...executed, stream: streamed } : executed;
+}
+
 /** The runtime's run. An error nobody expected fails this turn (logged, counted, one notice) and never the process. */
-async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: ResolvedInput, active: ActiveTurn, reactions: TurnReactions): Promise<ExecutedTurn> {
+async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: ResolvedInput, active: ActiveTurn, reactions: TurnReactions, stream: ReplyStream | undefined): Promise<ExecutedTurn> {
   const { conversation, session, notes, recoveryKey, resumes } = prepared;
   const input = media.events;
   const forModel = input.filter((event) => !media.dropped.has(event.id));
@@ -166,6 +180,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
       input: forModel.map((e) => e.text),
       inputImages: forModel.map((e) => media.images.get(e.id) ?? []),
       signal: active.controller.signal,
+      ...(stream ? { onText: stream.onText } : {}),
       onModelAccepted: async () => {
         // The notes count as delivered only for a turn that really began (its row was written).
         if ((await prepared.begin).kind !== 'begun') return;
@@ -313,7 +328,9 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   const { messageLimit } = shape;
   // The reply is stored too (outbox): text Postgres cannot store must not fail the commit (issue 17).
   const suspended = prepared.suspendedNotice === 'restart_loop' ? [notices.suspendedRestartLoop] : prepared.suspendedNotice === 'runtime_crash_loop' ? [notices.suspendedRuntimeCrashLoop] : [];
-  const replyTexts = [...suspended, ...(media?.notices ?? []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
+  // A streamed answer that did not complete keeps what the user saw, finished with the marker (never looking complete); a notice follows it.
+  const stopped = executed.stream && status !== 'completed' && messageLimit !== undefined ? [normaliseText(stoppedStreamText(executed.stream.shown, messageLimit))] : [];
+  const replyTexts = [...stopped, ...suspended, ...(media?.notices ?? []), ...(replyText !== null ? [normaliseText(replyText)] : [])];
   const replies = messageLimit !== undefined ? replyTexts.map((text) => ({ platform: conversation.platform, target: last.replyTarget, chunks: splitMessage(text, messageLimit, shape.fits) })) : [];
   return {
     turnId,

@@ -46,6 +46,14 @@ export interface RunTurnRequest {
    * waits for it before reading the answer.
    */
   onModelAccepted?: () => void | Promise<void>;
+  /**
+   * Called as the answer's text grows, with all of the current model step's
+   * text so far (not a delta): a step that ends in tool calls is followed by
+   * the next step's text, which starts again from ''. The caller may show it
+   * early (STREAMING); the committed reply is still `text` of the result.
+   * Must not throw or block; runtimes that cannot stream never call it.
+   */
+  onText?: (text: string) => void;
   /** Called before each follow-up model request; returns user input to add to the running turn (busy mode steer). */
   takeSteerInput?: () => Promise<SteerInput[]>;
   /** Asks the user to approve an action (a runtime that runs commands). Runtimes that never ask ignore it. */

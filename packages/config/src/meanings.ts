@@ -67,6 +67,8 @@ export const meanings: Record<string, string> = {
   COMPRESSION_BACKOFF_MS: 'wait after a failed summary before the next automatic try (doubles per failure)',
   COMPRESSION_NOTICE: 'on: one line tells the user when older messages were summarised',
   STATUS_REACTIONS: "on: the user's message shows the turn's state as a reaction (queued, taken, done, failed); a platform that refuses one never fails the turn",
+  STREAMING: 'on: an answer still running after STREAM_AFTER_MS is posted early and grows in place by edits (about one a second); off: one message once done. Per conversation: PUT /admin/conversations/{id}/streaming',
+  STREAM_AFTER_MS: 'how long a turn runs before its answer is shown as it grows (0-600000); an answer ready sooner is one plain message with no edits',
   RESTART_SUSPEND_THRESHOLD: 'restarts (turns cut off by a crash or shutdown) before a conversation is suspended',
   AGENT_RUNTIME: 'runtime of conversations that name none: openai (chat completions at MODEL_BASE_URL) or codex (a codex app-server child); per conversation through the admin API',
   CODEX_COMMAND: 'codex runtime: the command line that starts an app-server child (docs/codex.md)',

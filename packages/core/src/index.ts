@@ -97,3 +97,17 @@ export {
   type InboundAttachment,
   type MediaNoticeReason,
 } from './media.ts';
+export {
+  planStreamStep,
+  resolveStreaming,
+  stoppedStreamText,
+  streamBlockedUntil,
+  streamCursor,
+  streamEditIntervalMs,
+  streamingSettings,
+  streamPreviewText,
+  streamStoppedMarker,
+  type StreamClock,
+  type StreamingSetting,
+  type StreamStep,
+} from './reply-streaming.ts';

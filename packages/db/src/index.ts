@@ -10,6 +10,7 @@ export * from './queries/turn-store.ts';
 export * from './queries/turn-state.ts';
 export * from './queries/session-store.ts';
 export * from './queries/runtime-store.ts';
+export * from './queries/stream-store.ts';
 export * from './queries/compression-store.ts';
 export * from './queries/admin-executor.ts';
 export * from './queries/admin-conversations.ts';

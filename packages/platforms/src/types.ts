@@ -72,6 +72,12 @@ export interface PlatformSender {
    * user's message id is skipped (resolves). Slack takes emoji names, the others emoji.
    */
   setReaction?(target: Record<string, unknown>, change: { remove: string | null; add: string | null }): Promise<void>;
+  /**
+   * Sets the text of a reply message the bot sent (a streamed reply growing
+   * in place), rendered as `sendText` renders; `partIndex` as given to the
+   * `sendText` that made it. Setting the text it already has succeeds.
+   */
+  editText?(target: Record<string, unknown>, platformMessageId: string, text: string, options?: { partIndex?: number }): Promise<void>;
   /** Replaces the text of a message the bot sent and removes its buttons (the question once answered). */
   replaceText?(target: Record<string, unknown>, platformMessageId: string, text: string): Promise<void>;
 }

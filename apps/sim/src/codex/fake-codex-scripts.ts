@@ -55,6 +55,8 @@ export async function runFakeScript(context: FakeTurnContext, text: string): Pro
     case 'flaky':
       context.notify('error', { threadId: context.threadId, turnId: context.turnId, willRetry: true, error: { message: 'fake stream dropped, retrying' } });
       return say(context, 'codex: answered after a retry');
+    case 'slow':
+      return saySlowly(context, `codex: ${argument} `.repeat(40));
     case 'unknown':
       return sendUnknowns(context);
     default:
@@ -70,6 +72,20 @@ export async function say(context: FakeTurnContext, text: string, extra: Record<
   const third = Math.ceil(text.length / 3) || 1;
   for (let start = 0; start < text.length; start += third) {
     context.notify('item/agentMessage/delta', { threadId: context.threadId, turnId: context.turnId, itemId: item.id, delta: text.slice(start, start + third) });
+  }
+  context.notify('item/completed', { threadId: context.threadId, turnId: context.turnId, item: { ...item, text }, completedAtMs: Date.now() });
+  return { status: 'completed' };
+}
+
+/** An agent message streamed in 20 deltas 150 ms apart (about 3 s): a slow answer for streamed replies; stops when interrupted. */
+async function saySlowly(context: FakeTurnContext, text: string): Promise<FakeTurnEnd> {
+  const item = { type: 'agentMessage', id: itemId(), text: '' };
+  context.notify('item/started', { threadId: context.threadId, turnId: context.turnId, item, startedAtMs: Date.now() });
+  const piece = Math.ceil(text.length / 20);
+  for (let start = 0; start < text.length; start += piece) {
+    if (context.signal.aborted) return { status: 'interrupted' };
+    context.notify('item/agentMessage/delta', { threadId: context.threadId, turnId: context.turnId, itemId: item.id, delta: text.slice(start, start + piece) });
+    await new Promise((resolve) => setTimeout(resolve, 150));
   }
   context.notify('item/completed', { threadId: context.threadId, turnId: context.turnId, item: { ...item, text }, completedAtMs: Date.now() });
   return { status: 'completed' };

@@ -52,6 +52,9 @@ export const itemSchema = z.object({ type: z.string(), id: z.string() }).passthr
 export type CodexItem = z.infer<typeof itemSchema>;
 export const itemNotificationSchema = z.object({ threadId: maybeString, turnId: maybeString, item: itemSchema }).passthrough();
 
+/** `item/agentMessage/delta`: the next piece of an agent message's text. */
+export const agentMessageDeltaSchema = z.object({ turnId: maybeString, itemId: z.string(), delta: z.string() }).passthrough();
+
 export const agentMessageItemSchema = z.object({ text: z.string().catch('') }).passthrough();
 
 export const commandItemSchema = z

@@ -4,6 +4,7 @@ import type { CodexConnection, IncomingMessage } from './codex-connection.ts';
 import { buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
 import {
   errorNotificationSchema,
+  agentMessageDeltaSchema,
   itemNotificationSchema,
   parseLeniently,
   rpcCodes,
@@ -72,6 +73,9 @@ interface TurnState {
   errorSeen: CodexErrorSeen | undefined;
   interruptWanted: boolean;
   interruptSent: boolean;
+  /** The agent message growing now, for RunTurnRequest.onText (streamed replies). */
+  growing: { itemId: string; text: string } | undefined;
+  onText: ((text: string) => void) | undefined;
   finish(end: TurnEnd): void;
   markAccepted(): Promise<void>;
 }
@@ -90,6 +94,8 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
     errorSeen: undefined,
     interruptWanted: false,
     interruptSent: false,
+    growing: undefined,
+    onText: request.onText,
     finish: (end) => finish(end),
     markAccepted: () => (accepted ??= Promise.resolve(request.onModelAccepted?.())),
   };
@@ -165,6 +171,8 @@ function readTurnNotification(state: TurnState, method: string, params: unknown,
     if (!notification || (state.turnId && notification.turnId && notification.turnId !== state.turnId)) return;
     if (method === 'item/started') state.items.started(notification.item);
     else state.items.completed(notification.item);
+  } else if (method === 'item/agentMessage/delta' && state.onText) {
+    showGrowingText(state, params);
   } else if (method === 'error') {
     const notification = parseLeniently(errorNotificationSchema, params);
     // willRetry: Codex retries by itself and the turn goes on.
@@ -172,6 +180,15 @@ function readTurnNotification(state: TurnState, method: string, params: unknown,
       state.errorSeen = { message: notification.error.message, info: notification.error.codexErrorInfo };
     }
   }
+}
+
+/** The text of the agent message now growing, whole (a new message starts again from its first delta). */
+function showGrowingText(state: TurnState, params: unknown): void {
+  const delta = parseLeniently(agentMessageDeltaSchema, params);
+  if (!delta || (state.turnId && delta.turnId && delta.turnId !== state.turnId)) return;
+  const text = state.growing?.itemId === delta.itemId ? state.growing.text + delta.delta : delta.delta;
+  state.growing = { itemId: delta.itemId, text };
+  state.onText?.(text);
 }
 
 /**

@@ -72,14 +72,17 @@ export interface StreamedStep {
 }
 
 /** Reads a streamed answer back into the project's words; a refusal throws MODEL_REFUSED. */
-export async function readStreamedStep(stream: AsyncIterable<ChatCompletionChunk>): Promise<StreamedStep> {
+export async function readStreamedStep(stream: AsyncIterable<ChatCompletionChunk>, onText?: (text: string) => void): Promise<StreamedStep> {
   let content = '';
   const calls: ToolCall[] = [];
   for await (const chunk of stream) {
     const delta = chunk.choices[0]?.delta;
     if (!delta) continue;
     if (delta.refusal) throw new AgentError('MODEL_REFUSED', 'the model refused the request');
-    if (delta.content) content += delta.content;
+    if (delta.content) {
+      content += delta.content;
+      onText?.(content);
+    }
     for (const call of delta.tool_calls ?? []) {
       const slot = (calls[call.index] ??= { id: '', name: '', arguments: '' });
       if (call.id) slot.id = call.id;

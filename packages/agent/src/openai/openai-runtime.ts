@@ -125,7 +125,9 @@ async function streamOneStep(settings: StepSettings, messages: ChatCompletionMes
   // Only the request is retried, never a stream that has begun: its text may already be half read.
   const stream = await retryModelRequest(() => client.chat.completions.create(body, { signal: request.signal }), retry, request.signal, options.onRetry);
   if (iteration === 0) await request.onModelAccepted?.();
-  const step = await readStreamedStep(stream);
+  // Each step starts from '': the text of a step that ends in tool calls is not the answer.
+  request.onText?.('');
+  const step = await readStreamedStep(stream, request.onText);
   if (request.signal.aborted) throw new APIUserAbortError();
   return { content: step.content, toolCalls: assignToolCallIds(step.toolCalls) };
 }

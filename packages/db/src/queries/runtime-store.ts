@@ -34,3 +34,19 @@ export async function setConversationRuntime(db: DbExecutor, conversationId: num
     .returning({ runtime: conversations.runtime, permissionProfile: conversations.permissionProfile });
   return row;
 }
+
+type StreamingName = NonNullable<(typeof conversations.$inferSelect)['streaming']>;
+
+/**
+ * Sets whether a conversation's replies stream (docs/turns.md "Streaming
+ * replies"); null: the global STREAMING. Read by the worker at each turn.
+ * Returns the setting now stored, or undefined when there is no such conversation.
+ */
+export async function setConversationStreaming(db: DbExecutor, conversationId: number, streaming: StreamingName | null): Promise<{ streaming: StreamingName | null } | undefined> {
+  const [row] = await db
+    .update(conversations)
+    .set({ streaming, updatedAt: sql`now()` })
+    .where(eq(conversations.id, conversationId))
+    .returning({ streaming: conversations.streaming });
+  return row;
+}

@@ -316,7 +316,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
     tool_name: m.toolName ?? null,
     inbound_event_id: m.inboundEventId ?? null,
   }));
-  const outboxRows = input.replies.flatMap((reply) => reply.chunks.map((text, chunk_index) => ({ platform: reply.platform, target: reply.target, chunk_index, text })));
+  const outboxRows = input.replies
+    .flatMap((reply) => reply.chunks.map((text, chunk_index) => ({ platform: reply.platform, target: reply.target, chunk_index, text })))
+    .map((row, index) => ({ ...row, ord: index + 1 }));
   const count = input.messages.length;
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
@@ -359,12 +361,23 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
         runtime_crash_streak = case ${crash}::text when 'increment' then runtime_crash_streak + 1 when 'reset' then 0 else runtime_crash_streak end
       where id = ${input.conversationId} and (cardinality(${eventIds}::bigint[]) > 0 or ${crash}::text is not null) and exists (select 1 from fence)
       returning runtime_crash_streak
+    ), st as (
+      -- The conversation's growing message (a streamed reply, docs/turns.md "Streaming replies") becomes the first
+      -- part: delivery edits it to its final text instead of posting the reply again.
+      update outbox set status = 'pending', turn_id = ${turnId}, chunk_index = 0, next_attempt_at = now(),
+        text = (select r.text from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(ord int, text text) where r.ord = 1),
+        claimed_by = ${input.claimFor ?? null}::text,
+        claimed_until = case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
+      -- Only a turn takes it over: a chat command's reply is its own message, the growing one waits for the turn that answers it.
+      where conversation_id = ${input.conversationId} and status = 'streaming' and ${turnId}::bigint is not null and ${outboxRows.length}::int > 0
+        and exists (select 1 from fence)
+      returning *
     ), o as (
       insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, claimed_by, claimed_until)
       select ${input.conversationId}, ${turnId}, r.platform, r.target, r.chunk_index, r.text,
         ${input.claimFor ?? null}::text, case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
-      from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(platform text, target jsonb, chunk_index int, text text)
-      where exists (select 1 from fence)
+      from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(ord int, platform text, target jsonb, chunk_index int, text text)
+      where exists (select 1 from fence) and not (r.ord = 1 and exists (select 1 from st))
       returning *
     ), t as (
       -- The turn's session is the one it committed to (a compression during the turn moved it to the child).
@@ -376,7 +389,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
     -- Everything now waiting to go out, in order: earlier notices (from the statement's snapshot) and this turn's parts.
     coalesce((select json_agg(x order by x.id) from (
       select * from outbox where conversation_id = ${input.conversationId} and status = 'pending'
-      union all select * from o
+      union all select * from st union all select * from o
     ) x), '[]') as outbox,
     -- The stored transcript rows, so the worker's history cache takes them without reading them back.
     (select json_agg(m order by m.seq) from m) as messages,

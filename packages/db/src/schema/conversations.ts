@@ -19,6 +19,8 @@ export const conversations = pgTable(
     restartCount: integer('restart_count').notNull().default(0),
     /** null = the global AGENT_RUNTIME (docs/codex.md). */
     runtime: text('runtime', { enum: ['openai', 'codex'] }),
+    /** Streaming replies for this conversation (an operator's setting); null: STREAMING (docs/turns.md "Streaming replies"). */
+    streaming: text('streaming', { enum: ['on', 'off'] }),
     /** Codex sandbox and approval profile; null = read-only. full-access only where an operator setting allows it. */
     permissionProfile: text('permission_profile', { enum: ['read-only', 'workspace-write', 'full-access'] }),
     /** Codex children that died mid-turn in a row for this conversation; counts toward suspension like a restart loop. */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
 /** One chunk of a reply waiting for (or done with) delivery, written with the assistant message, in one transaction. */
@@ -16,7 +16,14 @@ export const outbox = pgTable(
     target: jsonb('target').$type<Record<string, unknown>>().notNull(),
     chunkIndex: integer('chunk_index').notNull().default(0),
     text: text('text').notNull(),
-    status: text('status', { enum: ['pending', 'sent', 'failed'] }).notNull().default('pending'),
+    /**
+     * `streaming`: the message of a reply still growing (docs/turns.md
+     * "Streaming replies"), never delivered as it is; the turn's commit makes
+     * it the reply's first part (`pending`), edited to its final text.
+     */
+    status: text('status', { enum: ['pending', 'sent', 'failed', 'streaming'] }).notNull().default('pending'),
+    /** The row was a streamed message: delivery edits `platform_message_id` (or posts and then edits, if its id was never recorded). */
+    streamed: boolean('streamed').notNull().default(false),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     platformMessageId: text('platform_message_id'),
@@ -31,5 +38,9 @@ export const outbox = pgTable(
     claimedBy: text('claimed_by'),
     claimedUntil: timestamp('claimed_until', { withTimezone: true }),
   },
-  (t) => [index('outbox_pending_idx').on(t.conversationId, t.id).where(sql`${t.status} = 'pending'`)],
+  (t) => [
+    index('outbox_pending_idx').on(t.conversationId, t.id).where(sql`${t.status} = 'pending'`),
+    // One growing message per conversation: a turn resumed after a crash takes over the one its cut-off turn left.
+    uniqueIndex('outbox_streaming_idx').on(t.conversationId).where(sql`${t.status} = 'streaming'`),
+  ],
 );

@@ -102,6 +102,25 @@ export function createDiscordSender(options: DiscordSenderOptions): PlatformSend
         throw toPlatformError(error, 'create message');
       }
     },
+    async editText(rawTarget, platformMessageId, text, editOptions = {}): Promise<void> {
+      const target = readDiscordReplyTarget(rawTarget);
+      const first = (editOptions.partIndex ?? 0) === 0;
+      try {
+        if (first && target.interactionToken && target.applicationId) {
+          // Part 0 of a slash command's reply is the interaction's response: edited through its webhook, as sendText made it.
+          try {
+            await rest.patch(Routes.webhookMessage(target.applicationId, target.interactionToken, '@original'), { auth: false, body: { content: text, allowed_mentions: { parse: [] } } });
+            return;
+          } catch (error) {
+            if (!isExpiredInteraction(error)) throw error;
+          }
+        }
+        authorise();
+        await rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, allowed_mentions: { parse: [], replied_user: true } } });
+      } catch (error) {
+        throw toPlatformError(error, 'edit message');
+      }
+    },
     async sendWithButtons(rawTarget, text, buttons): Promise<SentMessage> {
       const target = readDiscordReplyTarget(rawTarget);
       authorise();

@@ -74,6 +74,15 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
         throw toPlatformError('chat.postMessage', error);
       }
     },
+    async editText(target, platformMessageId, text): Promise<void> {
+      const t = readSlackReplyTarget(target);
+      try {
+        // The same rendering as sendText, so a streamed message ends exactly as a posted one would read.
+        await client.chat.update({ channel: t.channel, ts: platformMessageId, text: renderSlackMrkdwn(text) });
+      } catch (error) {
+        throw toPlatformError('chat.update', error);
+      }
+    },
     async sendWithButtons(target, text, buttons): Promise<SentMessage> {
       const t = readSlackReplyTarget(target);
       try {

@@ -39,6 +39,19 @@ describe('createTelegramSender', () => {
     ]);
   });
 
+  it('edits a streamed reply in HTML; an edit to the text it already has is done, not an error', async () => {
+    const notModified = { status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same' } };
+    const api = await startBotApi([{ status: 200, body: message }, notModified]);
+    open = api.server;
+    const sender = createTelegramSender({ token: '1:abc', apiRoot: api.url });
+    await sender.editText?.({ chatId: 5 }, '77', 'a **b** …');
+    await expect(sender.editText?.({ chatId: 5 }, '77', 'a **b** …')).resolves.toBeUndefined();
+    expect(api.calls).toEqual([
+      { chat_id: 5, message_id: 77, text: 'a <b>b</b> …', parse_mode: 'HTML' },
+      { chat_id: 5, message_id: 77, text: 'a <b>b</b> …', parse_mode: 'HTML' },
+    ]);
+  });
+
   it('maps 429 to RATE_LIMITED with the retry time Telegram asked for', async () => {
     const api = await startBotApi([{ status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 3', parameters: { retry_after: 3 } } }]);
     open = api.server;

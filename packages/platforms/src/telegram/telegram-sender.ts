@@ -37,6 +37,22 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     }
   }
 
+  async function edit(target: Record<string, unknown>, messageId: number, text: string): Promise<void> {
+    const t = readTelegramReplyTarget(target);
+    try {
+      await api.editMessageText(t.chatId, messageId, renderTelegramHtml(text), { parse_mode: 'HTML' });
+      return;
+    } catch (error) {
+      if (isNotModified(error)) return;
+      if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+    }
+    try {
+      await api.editMessageText(t.chatId, messageId, text);
+    } catch (error) {
+      if (!isNotModified(error)) throw toPlatformError(error);
+    }
+  }
+
   const messageLimit = Math.min(options.messageLimit ?? 4096, 4096);
   return {
     platform: 'telegram',
@@ -46,6 +62,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     typingIntervalMs: 4000,
     api,
     sendText: (target, text) => send(target, text, {}),
+    editText: (target, platformMessageId, text) => edit(target, Number(platformMessageId), text),
     sendWithButtons: (target, text, buttons) => send(target, text, { reply_markup: toInlineKeyboard(buttons) }),
     async replaceText(target, platformMessageId, text): Promise<void> {
       const t = readTelegramReplyTarget(target);
@@ -76,6 +93,11 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
       }
     },
   };
+}
+
+/** Telegram refuses an edit to the text a message already has; for a streamed reply that is success. */
+function isNotModified(error: unknown): boolean {
+  return error instanceof GrammyError && error.error_code === 400 && error.description.includes('message is not modified');
 }
 
 function toPlatformError(error: unknown): PlatformError {

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Door } from '@switchboard/actions';
-import { loadConversationSummary } from '@switchboard/db';
+import { loadConversationSummary, setConversationStreaming } from '@switchboard/db';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError, type AdminErrorCode } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
-import { BusyMode, ConversationView, RuntimeSettingBody, viewConversation } from '../schemas/conversation-schemas.ts';
+import { BusyMode, ConversationView, RuntimeSettingBody, StreamingSettingBody, viewConversation } from '../schemas/conversation-schemas.ts';
 import { notFound } from './conversation-routes.ts';
 
 const ActionResult = Type.Object({ ok: Type.Literal(true), conversation: ConversationView });
@@ -25,6 +25,7 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
   registerRequestRoutes(app, ctx);
   registerSettingRoutes(app, ctx);
   registerRuntimeRoute(app, ctx);
+  registerStreamingRoute(app, ctx);
 }
 
 type Routes = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -259,6 +260,34 @@ function registerRuntimeRoute(app: Routes, ctx: AdminContext): void {
       if (result.kind === 'full_access_disabled') {
         throw new AdminError('FULL_ACCESS_DISABLED', 'the full-access profile is off on this gateway (CODEX_ALLOW_FULL_ACCESS)', { field: 'permissionProfile' });
       }
+      return { ok: true as const, conversation: await reload(ctx, id) };
+    },
+  );
+}
+
+/** Streaming replies per conversation (docs/turns.md "Streaming replies"): a setting, no action on a running turn. */
+function registerStreamingRoute(app: Routes, ctx: AdminContext): void {
+  app.put(
+    '/conversations/:id/streaming',
+    {
+      schema: {
+        tags,
+        summary: "Set whether the conversation's slow answers stream (on, off; null: the global STREAMING). The next turn uses it",
+        params: IdParams,
+        body: StreamingSettingBody,
+        response: { 200: ActionResult, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const id = request.params.id;
+      const { streaming } = request.body;
+      // The setting and its audit row in one transaction, as the runtime's.
+      const set = await ctx.db.transaction(async (tx) => {
+        const row = await setConversationStreaming(tx, id, streaming);
+        await auditAction(ctx, tx, request, { action: 'conversation.streaming', target: target(id), result: row ? 'ok' : 'CONVERSATION_NOT_FOUND', detail: { streaming } });
+        return row;
+      });
+      if (!set) throw notFound(id);
       return { ok: true as const, conversation: await reload(ctx, id) };
     },
   );

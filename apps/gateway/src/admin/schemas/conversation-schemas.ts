@@ -1,5 +1,5 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { agentRuntimeNames, permissionProfiles } from '@switchboard/core';
+import { agentRuntimeNames, permissionProfiles, streamingSettings } from '@switchboard/core';
 import type { ConversationDetail, ConversationSummary, SessionSummary, TranscriptMessage } from '@switchboard/db';
 import { ApprovalView } from './approval-schemas.ts';
 import { busyModes, conversationStatuses, NextCursor, NullableInteger, NullableString, NullableTimestamp, PageQuery, platforms, RowId, Timestamp, toIso } from './common-schemas.ts';
@@ -19,6 +19,16 @@ export const RuntimeSettingBody = Type.Object(
     ),
   },
   { additionalProperties: false, minProperties: 1 },
+);
+
+/** PUT /admin/conversations/{id}/streaming. */
+export const StreamingSettingBody = Type.Object(
+  {
+    streaming: Type.Union([Type.Enum([...streamingSettings]), Type.Null()], {
+      description: 'on: a slow answer is posted early and grows in place; off: one message once done; null: the global STREAMING',
+    }),
+  },
+  { additionalProperties: false },
 );
 
 export const ConversationListQuery = Type.Object(
@@ -48,6 +58,7 @@ export const ConversationView = Type.Object({
   restartCount: Type.Integer(),
   runtime: Type.Union([RuntimeName, Type.Null()], { description: 'null: the global AGENT_RUNTIME' }),
   permissionProfile: Type.Union([PermissionProfileName, Type.Null()], { description: 'Codex sandbox and approval profile; null: read-only' }),
+  streaming: Type.Union([Type.Enum([...streamingSettings]), Type.Null()], { description: 'Streaming replies; null: the global STREAMING' }),
   runtimeCrashStreak: Type.Integer({ description: 'Runtime children that died mid-turn in a row; suspended at RESTART_SUSPEND_THRESHOLD' }),
   currentSessionId: NullableInteger,
   preSuspendSessionId: NullableInteger,
@@ -133,6 +144,7 @@ export function viewConversation(row: ConversationSummary): ConversationViewT {
     restartCount: row.restartCount,
     runtime: row.runtime,
     permissionProfile: row.permissionProfile,
+    streaming: row.streaming,
     runtimeCrashStreak: row.runtimeCrashStreak,
     currentSessionId: row.currentSessionId,
     preSuspendSessionId: row.preSuspendSessionId,

@@ -51,6 +51,9 @@ type EventOutcome = { kind: 'read'; text: string; images: InputImage[]; attachme
  * turn's own stop; a failure costs that message one short reply and never the
  * input behind it. Nothing here logs a file's bytes, text or URL.
  */
+/** The refusals a stopped turn's abort can cause (a download or a transcription cut short); the others are the file's own. */
+const refusalsAStopCanCause: ReadonlySet<MediaNoticeReason> = new Set(['fetch_failed', 'transcribe_failed']);
+
 export async function resolveMedia(ctx: Pick<WorkerContext, 'config' | 'db' | 'log' | 'media'>, platform: string, input: InboundEventRow[], signal: AbortSignal): Promise<ResolvedInput> {
   const events: InboundEventRow[] = [];
   const dropped = new Set<number>();
@@ -63,9 +66,10 @@ export async function resolveMedia(ctx: Pick<WorkerContext, 'config' | 'db' | 'l
       continue;
     }
     const outcome = await readEventFiles(ctx, platform, event, attachments, signal);
-    if (outcome.kind === 'refused' && signal.aborted) {
+    if (outcome.kind === 'refused' && signal.aborted && refusalsAStopCanCause.has(outcome.reason)) {
       // Stopped while fetching (/stop, an interrupt, shutdown): like any input of a stopped turn the message stays in the
       // transcript, here as what it was (caption and "[image: …, not read]"), and nothing is said about the file.
+      // A file refused on its own terms (too large, unsupported, voice off) is answered even then: the stop did not cause it.
       events.push({ ...event, text: joinUserText(event.text, attachments.map(describeUnreadFile)) });
       continue;
     }

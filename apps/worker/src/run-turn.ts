@@ -140,12 +140,12 @@ async function settleStaleTurn(ctx: WorkerContext, conversationId: number, holdi
 }
 
 /** The runtime's run, its answer shown as it grows when the conversation streams; the stream is finished before the commit. */
-async function executeStreamed(ctx: WorkerContext, prepared: PreparedTurn, input: InboundEventRow[], active: ActiveTurn, reactions: TurnReactions, claimId: string): Promise<ExecutedTurn> {
+async function executeStreamed(ctx: WorkerContext, prepared: PreparedTurn, media: ResolvedInput, active: ActiveTurn, reactions: TurnReactions, claimId: string): Promise<ExecutedTurn> {
   const { conversation } = prepared;
   const sender = streamingSender(ctx, conversation.platform, resolveStreaming(conversation.streaming, ctx.config.STREAMING));
-  const last = input[input.length - 1] as InboundEventRow;
+  const last = media.events[media.events.length - 1] as InboundEventRow;
   const stream = sender ? startReplyStream(ctx, { conversationId: conversation.id, sender, target: last.replyTarget, begin: prepared.begin, claimId }) : undefined;
-  const executed = await executeTurn(ctx, prepared, input, active, reactions, stream);
+  const executed = await executeTurn(ctx, prepared, media, active, reactions, stream);
   const streamed = await stream?.finish();
   return streamed?.open ? { ...executed, stream: streamed } : executed;
 }

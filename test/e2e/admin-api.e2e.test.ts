@@ -131,6 +131,7 @@ describe('admin API: auth, documents and reading conversations', () => {
         '/admin/conversations/{id}/interrupt',
         '/admin/conversations/{id}/busy-mode',
         '/admin/conversations/{id}/runtime',
+        '/admin/conversations/{id}/model',
         '/admin/turns',
         '/admin/queue',
         '/admin/queue/{queue}/failed',

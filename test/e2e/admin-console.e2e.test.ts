@@ -120,6 +120,22 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     expect(runtime).toEqual({ runtime: 'codex', permission_profile: 'workspace-write' });
   });
 
+  it("shows the selected conversation's chosen model and sets and clears it with the control (issue 22, item 5)", async () => {
+    // Conversation 9501 is still selected.
+    expect(await page.textContent('#detail-model')).toBe('default (configured order)');
+    await page.fill('#model', 'fallback-model');
+    await page.check('#model-fallback');
+    await page.click('button[data-action="model"]');
+    await waitForText('#detail-model', 'fallback-model (may fall back)');
+    const [chosen] = await system.sql<{ model: string | null; model_fallback: boolean }[]>`select model, model_fallback from conversations where chat_id = '9501'`;
+    expect(chosen).toEqual({ model: 'fallback-model', model_fallback: true });
+    await page.fill('#model', '');
+    await page.click('button[data-action="model"]');
+    await waitForText('#detail-model', 'default (configured order)');
+    const [cleared] = await system.sql<{ model: string | null; model_fallback: boolean }[]>`select model, model_fallback from conversations where chat_id = '9501'`;
+    expect(cleared).toEqual({ model: null, model_fallback: false });
+  });
+
   it('lists a pending pairing code and approves it with its button; the user is told (issue 22)', async () => {
     await system.sendTelegram({ chatId: 9502, text: 'may I come in?' });
     const [offer] = await system.waitForTelegram(9502, 1);

@@ -168,6 +168,10 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
     // Every file of the input was refused or failed: its short replies are the answer, the model is not asked.
     if (forModel.length === 0) return { entries: [], status: 'completed', replyText: null };
     const choice = await ctx.runtimes.runtimeFor(conversation);
+    if (choice.kind === 'model_not_configured') {
+      log.error({ code: 'MODEL_NOT_CONFIGURED', model: choice.model }, 'the conversation\'s chosen model is not MODEL_NAME nor in MODEL_FALLBACKS; the turn fails with a notice');
+      return { entries: [], status: 'failed', error: 'MODEL_NOT_CONFIGURED', replyText: notices.failed };
+    }
     if (choice.kind !== 'ready') {
       log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
       return { entries: [], status: 'failed', error: 'WORKSPACE_REFUSED', replyText: notices.failed };

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
-import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, type AgentRuntime } from '@switchboard/agent';
+import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, type FallbackRuntime } from '@switchboard/agent';
 import { estimateMessageTokens, staleTurnRule } from '@switchboard/core';
 import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
@@ -116,7 +116,7 @@ function createSenders(config: WorkerConfig): Map<string, PlatformSender> {
  * (docs/turns.md "Model fallbacks"); with no fallbacks it is the one model as
  * before. The fallbacks' keys are read from the variables they name.
  */
-function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metrics: WorkerMetrics): AgentRuntime {
+function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metrics: WorkerMetrics): FallbackRuntime {
   const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
   const fallbacks = resolveModelFallbacks(config.MODEL_FALLBACKS, process.env).map((f) => ({ baseURL: f.baseUrl, apiKey: f.apiKey, model: f.model }));
   return createFallbackRuntime({

@@ -1,5 +1,5 @@
 import { mkdir, realpath } from 'node:fs/promises';
-import { createCodexPool, type AgentRuntime, type AskUser, type CodexPool } from '@switchboard/agent';
+import { createCodexPool, type AgentRuntime, type AskUser, type CodexPool, type FallbackRuntime } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
 import { isInsideDirectory, resolveAgentRuntime, resolvePermissionProfile, resolveWorkspacePath, type AgentRuntimeName } from '@switchboard/core';
 import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
@@ -8,7 +8,10 @@ import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
 
 /**
  * Which runtime runs a conversation's turn (docs/codex.md): its own setting
- * (`conversations.runtime`, set by an operator), else AGENT_RUNTIME. The
+ * (`conversations.runtime`, set by an operator), else AGENT_RUNTIME. An
+ * OpenAI turn asks the model an operator chose for the conversation
+ * (`conversations.model`, docs/turns.md "Model fallbacks") first, else the
+ * configured order; the Codex runtime picks its own model and ignores it. The
  * OpenAI runtime is built once per worker; Codex children come from one pool
  * per worker process, created when the first Codex turn runs and closed on
  * shutdown, each conversation working in its own directory under
@@ -21,7 +24,11 @@ export interface TurnRuntimes {
   close(): Promise<void>;
 }
 
-export type RuntimeChoice = { kind: 'ready'; name: AgentRuntimeName; runtime: AgentRuntime } | { kind: 'workspace_refused'; path: string; reason: string };
+export type RuntimeChoice =
+  | { kind: 'ready'; name: AgentRuntimeName; runtime: AgentRuntime }
+  | { kind: 'workspace_refused'; path: string; reason: string }
+  /** The chosen model is not one the worker is configured with (MODEL_NAME or MODEL_FALLBACKS): the turn fails with a notice. */
+  | { kind: 'model_not_configured'; model: string };
 
 type RuntimeConfig = Pick<
   WorkerConfig,
@@ -38,7 +45,7 @@ export function turnTimeoutOf(config: RuntimeConfig, conversation: Pick<Conversa
   return runtimeNameOf(config, conversation) === 'codex' ? config.CODEX_TURN_TIMEOUT_MS : config.TURN_TIMEOUT_MS;
 }
 
-export function createTurnRuntimes(config: RuntimeConfig, openai: AgentRuntime, log: Logger): TurnRuntimes {
+export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntime, log: Logger): TurnRuntimes {
   let pool: CodexPool | undefined;
   const codexPool = (): CodexPool => {
     pool ??= createCodexPool({ command: config.CODEX_COMMAND, idleMs: config.CODEX_IDLE_MS, maxChildren: config.CODEX_MAX_CHILDREN, logger: log.child({ runtime: 'codex' }) });
@@ -47,7 +54,10 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: AgentRuntime, 
   return {
     async runtimeFor(conversation) {
       const name = runtimeNameOf(config, conversation);
-      if (name === 'openai') return { kind: 'ready', name, runtime: openai };
+      if (name === 'openai') {
+        const chosen = openai.withModel(conversation.model === null ? null : { model: conversation.model, fallback: conversation.modelFallback });
+        return chosen.kind === 'ready' ? { kind: 'ready', name, runtime: chosen.runtime } : { kind: 'model_not_configured', model: chosen.model };
+      }
       const workspace = await ensureWorkspace(config.CODEX_WORKSPACES, conversation.id);
       if (workspace.kind !== 'ready') return workspace;
       const profile = resolvePermissionProfile(conversation.permissionProfile, config.CODEX_ALLOW_FULL_ACCESS);

@@ -12,7 +12,7 @@ export type {
   Summariser,
   TurnFailure,
 } from './agent-runtime.ts';
-export { createFallbackRuntime, type FallbackRuntimeOptions, type ModelEndpoint } from './openai/fallback-runtime.ts';
+export { createFallbackRuntime, type FallbackRuntime, type FallbackRuntimeOptions, type ModelEndpoint } from './openai/fallback-runtime.ts';
 export { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai/openai-runtime.ts';
 export { createTranscriber, type Transcriber, type TranscriberOptions } from './openai/transcribe-audio.ts';
 export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';

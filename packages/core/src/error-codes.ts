@@ -60,6 +60,8 @@ export const errorCodes = {
   MODEL_TIMEOUT: { family: 'model', retryable: true },
   /** The runtime's child process (codex app-server) died or broke its protocol mid-turn (docs/codex.md). */
   RUNTIME_CRASHED: { family: 'model', retryable: false },
+  /** The conversation's chosen model (set by an operator) is not MODEL_NAME nor in MODEL_FALLBACKS: the turn fails with a notice (docs/turns.md "Model fallbacks"). */
+  MODEL_NOT_CONFIGURED: { family: 'model', retryable: false },
   /** The transcription endpoint (TRANSCRIBE_BASE_URL) failed or timed out for a voice message (docs/media.md). */
   TRANSCRIBE_FAILED: { family: 'model', retryable: false },
 

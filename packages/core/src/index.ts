@@ -81,7 +81,7 @@ export {
   type TurnWorker,
 } from './restart-rules.ts';
 export { isInsideDirectory, resolveWorkspacePath, type WorkspacePath } from './workspace-path.ts';
-export { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from './model-fallbacks.ts';
+export { movesToNextModel, orderModelEndpoints, planModelOrder, type ChosenModel, type ModelFailureKind, type ModelPlan } from './model-fallbacks.ts';
 export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';
 export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange, type ReactionStatus, type SettledTurnStatus } from './status-reactions.ts';
 export {

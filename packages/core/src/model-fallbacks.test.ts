@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from './model-fallbacks.ts';
+import { movesToNextModel, orderModelEndpoints, planModelOrder, type ModelFailureKind } from './model-fallbacks.ts';
 
 describe('movesToNextModel', () => {
   it('moves on for 429, 408, 5xx, timeouts and lost connections', () => {
@@ -45,6 +45,44 @@ describe('orderModelEndpoints', () => {
         const cold = order.filter((_, k) => cooling[k]);
         expect(fresh).toEqual([...fresh].sort((a, b) => a - b));
         expect(cold).toEqual([...cold].sort((a, b) => a - b));
+      }),
+    );
+  });
+});
+
+describe('planModelOrder', () => {
+  const models = ['primary', 'second', 'third'];
+
+  it('without a chosen model is the configured order, cooldowns applied', () => {
+    expect(planModelOrder(models, new Map(), 0, null)).toEqual({ kind: 'ordered', order: [0, 1, 2] });
+    expect(planModelOrder(models, new Map([[0, 10]]), 5, null)).toEqual({ kind: 'ordered', order: [1, 2, 0] });
+  });
+
+  it('a chosen model without fallback is the only one asked, even while it cools down', () => {
+    expect(planModelOrder(models, new Map(), 0, { model: 'primary', fallback: false })).toEqual({ kind: 'ordered', order: [0] });
+    expect(planModelOrder(models, new Map([[2, 10]]), 5, { model: 'third', fallback: false })).toEqual({ kind: 'ordered', order: [2] });
+  });
+
+  it('a chosen model with fallback goes first, the others follow in the configured order', () => {
+    expect(planModelOrder(models, new Map(), 0, { model: 'second', fallback: true })).toEqual({ kind: 'ordered', order: [1, 0, 2] });
+    expect(planModelOrder(models, new Map([[0, 10], [1, 10]]), 5, { model: 'second', fallback: true })).toEqual({ kind: 'ordered', order: [1, 2, 0] });
+  });
+
+  it('a name no endpoint serves is not configured, whether or not fallback is allowed', () => {
+    expect(planModelOrder(models, new Map(), 0, { model: 'gone', fallback: true })).toEqual({ kind: 'not_configured', model: 'gone' });
+    expect(planModelOrder(models, new Map(), 0, { model: 'Primary', fallback: false })).toEqual({ kind: 'not_configured', model: 'Primary' });
+  });
+
+  it('with fallback is always a permutation starting at the chosen one; without, the chosen one alone', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }), fc.nat(), fc.boolean(), fc.array(fc.nat({ max: 20 }), { maxLength: 6 }), (names, pick, fallback, untils) => {
+        const index = pick % names.length;
+        const cooldowns = new Map(untils.map((until, i) => [i, until] as [number, number]));
+        const plan = planModelOrder(names, cooldowns, 10, { model: names[index] as string, fallback });
+        if (plan.kind !== 'ordered') throw new Error('a configured name is always planned');
+        expect(plan.order[0]).toBe(index);
+        if (!fallback) expect(plan.order).toEqual([index]);
+        else expect([...plan.order].sort((a, b) => a - b)).toEqual(names.map((_, i) => i));
       }),
     );
   });

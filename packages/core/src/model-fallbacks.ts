@@ -37,3 +37,30 @@ export function orderModelEndpoints(count: number, cooldownUntil: ReadonlyMap<nu
   const cooling = (i: number) => (cooldownUntil.get(i) ?? Number.NEGATIVE_INFINITY) > now;
   return [...indexes.filter((i) => !cooling(i)), ...indexes.filter(cooling)];
 }
+
+/** The model an operator chose for one conversation (`conversations.model`), and whether its turns may fall back. */
+export interface ChosenModel {
+  model: string;
+  /** false: only the chosen model is asked; true: on its failure the turn moves down the rest of the list. */
+  fallback: boolean;
+}
+
+/** The endpoints a turn tries, in order, or why it cannot run: no configured endpoint serves the chosen model. */
+export type ModelPlan = { kind: 'ordered'; order: number[] } | { kind: 'not_configured'; model: string };
+
+/**
+ * The order of one turn's endpoints (their indexes in `models`, the primary
+ * first): without a chosen model, `orderModelEndpoints`. A chosen model goes
+ * first whatever its cooldown (the operator asked for it; the first endpoint
+ * serving that name when two do); without fallback it is the only one, with
+ * fallback the others follow in `orderModelEndpoints` order. A name no
+ * endpoint serves is `not_configured`: the operator's choice is never
+ * silently replaced by another model.
+ */
+export function planModelOrder(models: readonly string[], cooldownUntil: ReadonlyMap<number, number>, now: number, chosen: ChosenModel | null): ModelPlan {
+  const order = orderModelEndpoints(models.length, cooldownUntil, now);
+  if (!chosen) return { kind: 'ordered', order };
+  const index = models.indexOf(chosen.model);
+  if (index < 0) return { kind: 'not_configured', model: chosen.model };
+  return { kind: 'ordered', order: chosen.fallback ? [index, ...order.filter((i) => i !== index)] : [index] };
+}

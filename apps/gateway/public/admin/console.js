@@ -136,6 +136,10 @@ async function loadDetail(id) {
   $('detail-runtime').textContent = c.runtime || `default (${detail.defaultRuntime})`;
   $('detail-profile').textContent = (c.permissionProfile || 'default (read-only)') + (c.permissionProfile === 'full-access' && !detail.fullAccessAllowed ? ' — runs read-only: full access is off' : '');
   $('detail-crashes').textContent = String(c.runtimeCrashStreak);
+  // The operator's chosen model (PUT .../model); without one, MODEL_NAME and then MODEL_FALLBACKS in order.
+  $('detail-model').textContent = c.model ? `${c.model} (${c.modelFallback ? 'may fall back' : 'no fallback'})` : 'default (configured order)';
+  $('model').value = c.model || '';
+  $('model-fallback').checked = c.modelFallback;
   $('runtime').value = c.runtime || '';
   $('permission-profile').value = c.permissionProfile || '';
   // Offered only where the gateway allows it (CODEX_ALLOW_FULL_ACCESS); the API refuses it otherwise.
@@ -182,6 +186,9 @@ async function runAction(action) {
     result = await api('PUT', `${path}/busy-mode`, { mode: $('busy-mode').value || null });
   } else if (action === 'runtime') {
     result = await api('PUT', `${path}/runtime`, { runtime: $('runtime').value || null, permissionProfile: $('permission-profile').value || null });
+  } else if (action === 'model') {
+    const model = $('model').value.trim();
+    result = await api('PUT', `${path}/model`, model ? { model, fallback: $('model-fallback').checked } : { model: null });
   } else if (action === 'delete') {
     const key = state.conversations.get(id)?.key;
     const typed = window.prompt(`Delete conversation ${id} and its whole transcript?\nType its key to confirm:\n${key}`);

@@ -127,4 +127,36 @@ describe('createFallbackRuntime', () => {
     expect(result).toMatchObject({ outcome: 'failed', model: 'second' });
     expect({ primary: primary.asked.length, second: second.asked.length }).toEqual({ primary: 1, second: 3 });
   });
+
+  describe('withModel: a model an operator chose for the conversation', () => {
+    const ready = (runtime: ReturnType<typeof build>, model: string, fallback: boolean) => {
+      const chosen = runtime.withModel({ model, fallback });
+      if (chosen.kind !== 'ready') throw new Error(`${model} should be configured`);
+      return chosen.runtime;
+    };
+
+    it('asks the chosen model first even while the primary answers', async () => {
+      expect(await ready(build(), 'second', false).runTurn(request())).toMatchObject({ outcome: 'completed', text: 'from second', model: 'second' });
+      expect(primary.asked).toEqual([]);
+    });
+
+    it('without fallback asks only the chosen model, with its retries, and fails there', async () => {
+      primary.answers = [answerError(500), answerError(500), answerError(500)];
+      const result = await ready(build(), 'primary', false).runTurn(request());
+      expect(result).toMatchObject({ outcome: 'failed', model: 'primary' });
+      expect({ primary: primary.asked.length, second: second.asked, moves }).toEqual({ primary: 3, second: [], moves: [] });
+    });
+
+    it('with fallback moves on to the rest of the list', async () => {
+      primary.answers = [answerError(500)];
+      expect(await ready(build(), 'primary', true).runTurn(request())).toMatchObject({ outcome: 'completed', text: 'from second', model: 'second' });
+      expect(moves).toEqual([{ from: 'primary', to: 'second', status: 500 }]);
+    });
+
+    it('names a model no endpoint serves as not configured; null is the configured order', async () => {
+      const runtime = build();
+      expect(runtime.withModel({ model: 'elsewhere', fallback: true })).toEqual({ kind: 'not_configured', model: 'elsewhere' });
+      expect(runtime.withModel(null)).toMatchObject({ kind: 'ready' });
+    });
+  });
 });

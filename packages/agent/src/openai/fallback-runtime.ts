@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { movesToNextModel, orderModelEndpoints, type ModelFailureKind } from '@switchboard/core';
+import { movesToNextModel, planModelOrder, type ChosenModel, type ModelFailureKind } from '@switchboard/core';
 import type { AgentRuntime, RunTurnRequest, RunTurnResult } from '../agent-runtime.ts';
 import { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.ts';
 
@@ -20,6 +20,16 @@ export interface FallbackRuntimeOptions extends Omit<OpenAiRuntimeOptions, 'base
   now?: () => number;
 }
 
+/** The OpenAI runtime over the configured endpoints, and the same for a conversation whose operator chose a model. */
+export interface FallbackRuntime extends AgentRuntime {
+  /**
+   * The runtime for a conversation's chosen model (`conversations.model`):
+   * that model first, alone unless `fallback` (`planModelOrder`). null: this
+   * runtime itself. `not_configured` when no endpoint serves that model name.
+   */
+  withModel(chosen: ChosenModel | null): { kind: 'ready'; runtime: AgentRuntime } | { kind: 'not_configured'; model: string };
+}
+
 /**
  * An AgentRuntime over several OpenAI-compatible endpoints (docs/turns.md,
  * "Model fallbacks"). Each turn tries them in `orderModelEndpoints` order; a
@@ -36,7 +46,7 @@ export interface FallbackRuntimeOptions extends Omit<OpenAiRuntimeOptions, 'base
  * that breaks mid-answer drops its half-read text). A turn that failed after
  * a tool step keeps its failure rather than run the tools again elsewhere.
  */
-export function createFallbackRuntime(options: FallbackRuntimeOptions): AgentRuntime {
+export function createFallbackRuntime(options: FallbackRuntimeOptions): FallbackRuntime {
   const { endpoints, cooldownMs, onFallback, now = Date.now, ...shared } = options;
   const build = (endpoint: ModelEndpoint, retry: OpenAiRuntimeOptions['retry']) =>
     createOpenAiRuntime({ ...shared, baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, model: endpoint.model, retry });
@@ -45,26 +55,46 @@ export function createFallbackRuntime(options: FallbackRuntimeOptions): AgentRun
   const first = runtimes[0];
   if (!first) throw new Error('createFallbackRuntime needs at least one endpoint');
 
-  return {
+  const models = endpoints.map((endpoint) => endpoint.model);
+
+  /** One turn over the endpoints in `order`: each failure that moves on cools its endpoint down and asks the next. */
+  async function runInOrder(request: RunTurnRequest, order: number[]): Promise<RunTurnResult> {
+    const once = acceptOnce(request);
+    let result: RunTurnResult | undefined;
+    for (const [position, index] of order.entries()) {
+      const isLast = position === order.length - 1;
+      const runtime = isLast ? runtimes[index]?.last : runtimes[index]?.quick;
+      const model = endpoints[index]?.model ?? '';
+      if (!runtime) break;
+      result = { ...(await runtime.runTurn(once)), model };
+      if (result.outcome !== 'failed' || result.entries.length > 0) return result;
+      const kind = failureKindOf(result.failure.cause);
+      if (!movesToNextModel(kind)) return result;
+      cooldownUntil.set(index, now() + cooldownMs);
+      const next = order[position + 1];
+      if (next !== undefined) onFallback?.({ from: model, to: endpoints[next]?.model ?? '', status: kind.kind === 'status' ? kind.status : undefined });
+    }
+    return result as RunTurnResult;
+  }
+
+  /** A runtime whose order is planned at each turn, so the cooldowns are those of that moment. */
+  const runtimeOf = (chosen: ChosenModel | null): AgentRuntime => ({
     fixedRequestText: first.last.fixedRequestText,
     async runTurn(request) {
-      const order = orderModelEndpoints(endpoints.length, cooldownUntil, now());
-      const once = acceptOnce(request);
-      let result: RunTurnResult | undefined;
-      for (const [position, index] of order.entries()) {
-        const isLast = position === order.length - 1;
-        const runtime = isLast ? runtimes[index]?.last : runtimes[index]?.quick;
-        const model = endpoints[index]?.model ?? '';
-        if (!runtime) break;
-        result = { ...(await runtime.runTurn(once)), model };
-        if (result.outcome !== 'failed' || result.entries.length > 0) return result;
-        const kind = failureKindOf(result.failure.cause);
-        if (!movesToNextModel(kind)) return result;
-        cooldownUntil.set(index, now() + cooldownMs);
-        const next = order[position + 1];
-        if (next !== undefined) onFallback?.({ from: model, to: endpoints[next]?.model ?? '', status: kind.kind === 'status' ? kind.status : undefined });
-      }
-      return result as RunTurnResult;
+      const plan = planModelOrder(models, cooldownUntil, now(), chosen);
+      // Checked by withModel before this runtime exists; the list of endpoints never changes.
+      if (plan.kind !== 'ordered') throw new Error(`no configured endpoint serves the model ${plan.model}`);
+      return runInOrder(request, plan.order);
+    },
+  });
+
+  const unchosen = runtimeOf(null);
+  return {
+    ...unchosen,
+    withModel(chosen) {
+      if (!chosen) return { kind: 'ready', runtime: unchosen };
+      const plan = planModelOrder(models, cooldownUntil, now(), chosen);
+      return plan.kind === 'ordered' ? { kind: 'ready', runtime: runtimeOf(chosen) } : plan;
     },
   };
 }

@@ -50,3 +50,24 @@ export async function setConversationStreaming(db: DbExecutor, conversationId: n
     .returning({ streaming: conversations.streaming });
   return row;
 }
+
+/** A conversation's chosen model (docs/turns.md "Model fallbacks"); model null: the configured order. */
+export interface ModelSetting {
+  model: string | null;
+  modelFallback: boolean;
+}
+
+/**
+ * Sets the model an operator chose for a conversation, and whether its turns
+ * may fall back to the other configured models. Read by the worker at each
+ * turn. Returns the setting now stored, or undefined when there is no such
+ * conversation.
+ */
+export async function setConversationModel(db: DbExecutor, conversationId: number, setting: ModelSetting): Promise<ModelSetting | undefined> {
+  const [row] = await db
+    .update(conversations)
+    .set({ model: setting.model, modelFallback: setting.modelFallback, updatedAt: sql`now()` })
+    .where(eq(conversations.id, conversationId))
+    .returning({ model: conversations.model, modelFallback: conversations.modelFallback });
+  return row;
+}

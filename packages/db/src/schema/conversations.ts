@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** One place the bot talks in. Lives long; points at its current session. */
 export const conversations = pgTable(
@@ -21,6 +21,10 @@ export const conversations = pgTable(
     runtime: text('runtime', { enum: ['openai', 'codex'] }),
     /** Streaming replies for this conversation (an operator's setting); null: STREAMING (docs/turns.md "Streaming replies"). */
     streaming: text('streaming', { enum: ['on', 'off'] }),
+    /** The model an operator chose for this conversation (a configured model's name); null: the configured order (docs/turns.md "Model fallbacks"). */
+    model: text('model'),
+    /** Whether a turn of a chosen model may move on to the other configured models when it fails; off: that model only. */
+    modelFallback: boolean('model_fallback').notNull().default(false),
     /** Codex sandbox and approval profile; null = read-only. full-access only where an operator setting allows it. */
     permissionProfile: text('permission_profile', { enum: ['read-only', 'workspace-write', 'full-access'] }),
     /** Codex children that died mid-turn in a row for this conversation; counts toward suspension like a restart loop. */

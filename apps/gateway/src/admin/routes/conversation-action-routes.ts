@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Door } from '@switchboard/actions';
-import { loadConversationSummary, setConversationStreaming } from '@switchboard/db';
+import { loadConversationSummary, setConversationModel, setConversationStreaming } from '@switchboard/db';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError, type AdminErrorCode } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
-import { BusyMode, ConversationView, RuntimeSettingBody, StreamingSettingBody, viewConversation } from '../schemas/conversation-schemas.ts';
+import { BusyMode, ConversationView, ModelSettingBody, RuntimeSettingBody, StreamingSettingBody, viewConversation } from '../schemas/conversation-schemas.ts';
 import { notFound } from './conversation-routes.ts';
 
 const ActionResult = Type.Object({ ok: Type.Literal(true), conversation: ConversationView });
@@ -26,6 +26,7 @@ export function registerConversationActionRoutes(scope: FastifyInstance, ctx: Ad
   registerSettingRoutes(app, ctx);
   registerRuntimeRoute(app, ctx);
   registerStreamingRoute(app, ctx);
+  registerModelRoute(app, ctx);
 }
 
 type Routes = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -285,6 +286,41 @@ function registerStreamingRoute(app: Routes, ctx: AdminContext): void {
       const set = await ctx.db.transaction(async (tx) => {
         const row = await setConversationStreaming(tx, id, streaming);
         await auditAction(ctx, tx, request, { action: 'conversation.streaming', target: target(id), result: row ? 'ok' : 'CONVERSATION_NOT_FOUND', detail: { streaming } });
+        return row;
+      });
+      if (!set) throw notFound(id);
+      return { ok: true as const, conversation: await reload(ctx, id) };
+    },
+  );
+}
+
+/**
+ * The model a conversation's turns ask first (docs/turns.md "Model fallbacks"):
+ * a setting read by the worker at each turn. The gateway does not know the
+ * workers' MODEL_FALLBACKS (their keys live with the workers), so a name no
+ * worker serves is stored, and its turns fail with MODEL_NOT_CONFIGURED.
+ */
+function registerModelRoute(app: Routes, ctx: AdminContext): void {
+  app.put(
+    '/conversations/:id/model',
+    {
+      schema: {
+        tags,
+        summary:
+          "Choose the model the conversation's turns ask (MODEL_NAME or a model of MODEL_FALLBACKS; null: the configured order). fallback (default false): whether a failing chosen model moves on to the other configured models. The next OpenAI turn uses it; the Codex runtime ignores it",
+        params: IdParams,
+        body: ModelSettingBody,
+        response: { 200: ActionResult, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const id = request.params.id;
+      // Cleared: no fallback flag is kept for a model that is not chosen.
+      const setting = { model: request.body.model, modelFallback: request.body.model === null ? false : (request.body.fallback ?? false) };
+      const set = await ctx.db.transaction(async (tx) => {
+        const row = await setConversationModel(tx, id, setting);
+        const detail = { model: setting.model, fallback: setting.modelFallback };
+        await auditAction(ctx, tx, request, { action: 'conversation.model', target: target(id), result: row ? 'ok' : 'CONVERSATION_NOT_FOUND', detail });
         return row;
       });
       if (!set) throw notFound(id);

@@ -31,6 +31,17 @@ export const StreamingSettingBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** PUT /admin/conversations/{id}/model. A model name as the endpoint knows it: no spaces, at most 200 characters. */
+export const ModelSettingBody = Type.Object(
+  {
+    model: Type.Union([Type.String({ minLength: 1, maxLength: 200, pattern: '^\\S+$' }), Type.Null()], {
+      description: "The model the conversation's turns ask first: MODEL_NAME or a model of MODEL_FALLBACKS; null: the configured order",
+    }),
+    fallback: Type.Optional(Type.Boolean({ description: 'Whether a failing chosen model moves on to the other configured models (default false: that model only)' })),
+  },
+  { additionalProperties: false },
+);
+
 export const ConversationListQuery = Type.Object(
   {
     platform: Type.Optional(Type.Enum([...platforms])),
@@ -59,6 +70,8 @@ export const ConversationView = Type.Object({
   runtime: Type.Union([RuntimeName, Type.Null()], { description: 'null: the global AGENT_RUNTIME' }),
   permissionProfile: Type.Union([PermissionProfileName, Type.Null()], { description: 'Codex sandbox and approval profile; null: read-only' }),
   streaming: Type.Union([Type.Enum([...streamingSettings]), Type.Null()], { description: 'Streaming replies; null: the global STREAMING' }),
+  model: Type.Union([Type.String(), Type.Null()], { description: "The model an operator chose; null: MODEL_NAME, then MODEL_FALLBACKS in order" }),
+  modelFallback: Type.Boolean({ description: 'Whether the chosen model may fall back to the other configured models' }),
   runtimeCrashStreak: Type.Integer({ description: 'Runtime children that died mid-turn in a row; suspended at RESTART_SUSPEND_THRESHOLD' }),
   currentSessionId: NullableInteger,
   preSuspendSessionId: NullableInteger,
@@ -145,6 +158,8 @@ export function viewConversation(row: ConversationSummary): ConversationViewT {
     runtime: row.runtime,
     permissionProfile: row.permissionProfile,
     streaming: row.streaming,
+    model: row.model,
+    modelFallback: row.modelFallback,
     runtimeCrashStreak: row.runtimeCrashStreak,
     currentSessionId: row.currentSessionId,
     preSuspendSessionId: row.preSuspendSessionId,

@@ -87,12 +87,15 @@ describe('compressions never exhaust the worker pool', () => {
     for (const answer of answers) expect(answer.status).toBe(202);
 
     await waitForCondition(
-      `all ${conversations} conversations compressed`,
+      `all ${conversations} conversations compressed, each result audited`,
       async () => {
-        const [row] = await system.sql<{ compressed: number }[]>`
-          select count(*)::int as compressed from conversations c join sessions s on s.id = c.current_session_id
+        const [row] = await system.sql<{ compressed: number; audited: number }[]>`
+          select count(*)::int as compressed,
+            (select count(*)::int from audit_log where action = 'conversation.compact.result') as audited
+          from conversations c join sessions s on s.id = c.current_session_id
           where c.id = any(${ids}) and s.parent_session_id is not null`;
-        return row?.compressed === conversations;
+        // The result's audit row is written just after the compression commits: wait for both, or the last may be read too early.
+        return row?.compressed === conversations && row.audited === conversations;
       },
       90_000,
     );

@@ -28,6 +28,8 @@ export interface SystemOptions {
   discord?: boolean;
   /** Turn voice transcription on: the worker's TRANSCRIBE_BASE_URL is the simulator's /v1. */
   transcribe?: boolean;
+  /** Use this Redis instead of the run's shared one (a test that reads server-wide counters). */
+  redisUrl?: string;
 }
 
 export interface TelegramMessageInput {
@@ -74,7 +76,7 @@ export class TestSystem {
     const simUrl = await sim.listen(0, '127.0.0.1');
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl(),
+      REDIS_URL: options.redisUrl ?? redisUrl(),
       REDIS_PREFIX: redisPrefix,
       LOG_LEVEL: 'warn',
       TELEGRAM_BOT_TOKEN: botToken,

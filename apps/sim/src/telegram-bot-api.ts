@@ -53,6 +53,7 @@ export async function registerBotApi(app: FastifyInstance, deps: BotApiDeps): Pr
       }
       const handler = methods.get(method.toLowerCase());
       if (!handler) return sendTelegramError(reply, new TelegramApiError(404, 'Not Found'));
+      store.calls.set(method, (store.calls.get(method) ?? 0) + 1);
 
       const { signal, clientGone } = watchClient(reply, shutdown);
       const fault = store.takeFault(method);

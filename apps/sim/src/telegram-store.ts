@@ -55,6 +55,8 @@ export class TelegramStore {
   callbackAnswers: CallbackAnswerRecord[] = [];
   /** The bot's reactions now, by `chatId:messageId` (setMessageReaction replaces the set). */
   readonly reactions = new ReactionBook();
+  /** Bot API calls by method name as called (sendMessage, setMessageReaction, …), for tests that count platform calls per turn. */
+  readonly calls = new Map<string, number>();
   /** The long-poll currently entitled to answer getUpdates; a newer call ends it with 409. */
   activePoll: AbortController | undefined;
 
@@ -229,6 +231,7 @@ export class TelegramStore {
   }
 
   reset(): void {
+    this.calls.clear();
     this.webhook = this.initialWebhook();
     this.queue = [];
     this.undelivered = [];

@@ -41,6 +41,8 @@ export function renderBenchReport(b: BenchFigures): string {
     'Everything runs on one machine: Postgres and Redis from `scripts/services.sh`, the simulator, gateways,',
     'workers and the load generator as separate Node processes. Load is Topical-Chat replayed by the load tester',
     '(`docs/loadtest.md`): every reply is checked, and a run whose replies do not check out does not count.',
+    'Counts per turn (SQL statements, Redis commands, platform calls) are not measured here but held exactly by',
+    '`npm test` (`test/e2e/turn-cost.e2e.test.ts` against `test/budgets/turn-cost-budget.ts`).',
     '',
     `- date: ${b.startedAt.toISOString()} (took ${f((b.finishedAt.getTime() - b.startedAt.getTime()) / 60_000, 1)} min)`,
     `- command: \`${b.command}\``,

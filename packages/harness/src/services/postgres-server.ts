@@ -23,6 +23,8 @@ export interface PostgresServer {
 
 export interface StartPostgresOptions {
   port?: number;
+  /** More `-c name=value` server settings, e.g. `shared_preload_libraries=pg_stat_statements` for a test that counts statements. */
+  settings?: string[];
 }
 
 interface UnixIds {
@@ -48,7 +50,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const runAs = resolveServerUser();
   const port = options.port ?? (await getFreePort());
   const baseDir = createScratchDir('sb-pg-', join('data', 'postmaster.pid'));
-  const server = new LocalPostgres(binDir, runAs, port, baseDir);
+  const server = new LocalPostgres({ binDir, runAs, port, baseDir, settings: [...serverSettings, ...(options.settings ?? [])] });
   try {
     await server.init();
     await server.start();
@@ -66,15 +68,21 @@ class LocalPostgres implements PostgresServer {
   private readonly logFile: string;
   private child: ChildProcess | undefined;
 
-  constructor(
-    private readonly binDir: string,
-    private readonly runAs: UnixIds | undefined,
-    readonly port: number,
-    private readonly baseDir: string,
-  ) {
-    this.dataDir = join(baseDir, 'data');
-    this.socketDir = join(baseDir, 'socket');
-    this.logFile = join(baseDir, 'postgres.log');
+  private readonly binDir: string;
+  private readonly runAs: UnixIds | undefined;
+  readonly port: number;
+  private readonly baseDir: string;
+  private readonly settings: string[];
+
+  constructor(where: { binDir: string; runAs: UnixIds | undefined; port: number; baseDir: string; settings: string[] }) {
+    this.binDir = where.binDir;
+    this.runAs = where.runAs;
+    this.port = where.port;
+    this.baseDir = where.baseDir;
+    this.settings = where.settings;
+    this.dataDir = join(where.baseDir, 'data');
+    this.socketDir = join(where.baseDir, 'socket');
+    this.logFile = join(where.baseDir, 'postgres.log');
     this.adminUrl = this.urlFor('postgres');
   }
 
@@ -100,7 +108,7 @@ class LocalPostgres implements PostgresServer {
 
   readonly start = async (): Promise<void> => {
     if (this.child && !hasExited(this.child)) return;
-    const settings = serverSettings.flatMap((setting) => ['-c', setting]);
+    const settings = this.settings.flatMap((setting) => ['-c', setting]);
     const args = ['-D', this.dataDir, '-p', String(this.port), '-k', this.socketDir, ...settings];
     const child = spawnServer(join(this.binDir, 'postgres'), args, this.spawnOptions());
     this.child = child;

@@ -1,0 +1,79 @@
+/**
+ * What one user action may cost, counted by test/e2e/turn-cost.e2e.test.ts
+ * (issue 31, "a guard that cannot be fooled by a noisy machine"). Counts are
+ * deterministic where times are not, so they live in `npm test` and times in
+ * `npm run bench`. A change that adds (or removes) a statement, a Redis
+ * command or a platform call fails that test until this file says so, in the
+ * same commit, with the reason. Every process counts: gateway, worker and
+ * what their Lua scripts run inside Redis.
+ *
+ * Measured with production defaults (STREAMING on, STATUS_REACTIONS on, an
+ * instant model) on an existing conversation, from the webhook to the
+ * moment every counter stops moving (delivery done, the queue job settled).
+ */
+
+export interface CostBudget {
+  /** Top-level SQL statements sent by any process (pg_stat_statements, track=top). */
+  statements: number;
+  /** Redis commands of every client, commands run by Lua scripts included (INFO commandstats). */
+  redisCommands: number;
+  /** Telegram Bot API calls by method. */
+  platformCalls: Record<string, number>;
+  /** Chat-completions requests (summariser included). */
+  modelRequests: number;
+}
+
+export interface ScenarioBudget {
+  /** Why each count is what it is: the line to read before changing it. */
+  why: string[];
+  /** Usually one; more only where the system's own timing picks between two exact paths (said in `why`). */
+  variants: CostBudget[];
+}
+
+export const turnCostBudget = {
+  ordinaryTurn: {
+    why: [
+      'SQL 6: the gateway stores the event (store-inbound: rate gate, conversation upsert, insert, one statement);',
+      'the worker reads the whole state (one statement), writes the running-turn row (beginTurn), commits',
+      'transcript + inbound done + outbox + turn end (commitTurn, one statement), marks the outbox row sent,',
+      'and checks for more input before it releases the lease.',
+      'Redis 76: BullMQ add (gateway) and the job\'s life in the worker (fetch, lock, complete, next wait),',
+      'the lease take / release scripts, the lifecycle event stream (XADD/XTRIM), the user-slot and signal',
+      'bookkeeping; most of them inside BullMQ\'s Lua scripts.',
+      'Platform: 👀 when the turn takes the input and ✅ when it committed (STATUS_REACTIONS), one sendMessage.',
+    ],
+    variants: [{ statements: 6, redisCommands: 76, platformCalls: { sendMessage: 1, setMessageReaction: 2 }, modelRequests: 1 }],
+  },
+  interruptedTurn: {
+    why: [
+      'A slow answer interrupted by a second message (busy mode interrupt): two stores, one state read per',
+      'turn taken, two running-turn rows, two commits, one outbox row sent (the interrupted turn says nothing).',
+      'Two model requests (the aborted one and the answer).',
+      'Two exact paths, picked by timing: the second message\'s wake-up job runs either while the drain loop',
+      'still holds the lease (it finds the lease taken and ends) or just after it released it (one more',
+      'pending check and one more lease take / release: +1 statement, +28 Redis commands).',
+    ],
+    variants: [
+      { statements: 10, redisCommands: 149, platformCalls: { sendMessage: 1, setMessageReaction: 4 }, modelRequests: 2 },
+      { statements: 11, redisCommands: 177, platformCalls: { sendMessage: 1, setMessageReaction: 4 }, modelRequests: 2 },
+    ],
+  },
+  statusCommand: {
+    why: [
+      'SQL 7: the store; the state read, then read again after the command (handle-command) and the session',
+      'row for /status\'s figures; the commit of the command\'s answer, the outbox row sent, the pending check.',
+      'No model request, no reaction (a command is not a turn of the agent).',
+    ],
+    variants: [{ statements: 7, redisCommands: 72, platformCalls: { sendMessage: 1 }, modelRequests: 0 }],
+  },
+  compactCommand: {
+    why: [
+      'SQL 13 for a /compact that summarises: the store; the state read before and after the command; the',
+      'conversation row read twice and the session row once (drizzle queries of compress-session and',
+      'handle-command); the advisory lock and its release on the reserved connection; the session\'s messages;',
+      'the compression commit (one statement); the answer\'s commit, the outbox row sent, the pending check.',
+      'One model request: the summariser.',
+    ],
+    variants: [{ statements: 13, redisCommands: 73, platformCalls: { sendMessage: 1 }, modelRequests: 1 }],
+  },
+} satisfies Record<string, ScenarioBudget>;

@@ -1,0 +1,119 @@
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '@switchboard/db';
+import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
+import { turnCostBudget, type CostBudget, type ScenarioBudget } from '../budgets/turn-cost-budget.ts';
+import { measure, totalOf, type CostCounts, type CostProbe } from '../support/cost-counters.ts';
+import { TestSystem } from '../support/system.ts';
+import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helpers.ts';
+
+/**
+ * The statement / command / platform-call budget of one ordinary Telegram
+ * turn, an interrupted turn, a command and a compression (issue 31). Its own
+ * Postgres (with pg_stat_statements) and Redis, so the server-wide counters
+ * hold this file's work only; heartbeats and sweeps are set minutes apart so
+ * nothing periodic lands in a measurement. The budget and the reason for each
+ * count live in test/budgets/turn-cost-budget.ts.
+ */
+
+/** Small enough that /compact of a few long messages summarises some; no ordinary turn here comes near the threshold. */
+const contextTokens = 8000;
+const quiet = { HEARTBEAT_INTERVAL_MS: '600000', WORKER_DEAD_AFTER_MS: '1800000', SWEEP_INTERVAL_MS: '600000' };
+
+describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
+  let pgServer: PostgresServer;
+  let redisServer: RedisServer;
+  let system: TestSystem;
+  let probe: CostProbe;
+
+  beforeAll(async () => {
+    [pgServer, redisServer] = await Promise.all([startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top'] }), startRedis()]);
+    const admin = postgres(pgServer.adminUrl, { max: 1, onnotice: () => undefined });
+    await admin`create database budget`;
+    await admin.end();
+    const databaseUrl = pgServer.urlFor('budget');
+    await migrateDatabase(databaseUrl);
+    const pg = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+    await pg`create extension pg_stat_statements`;
+    // Production's defaults where they change the count: streaming and status reactions on.
+    const env = { ...quiet, STREAMING: 'on', STATUS_REACTIONS: 'on', MODEL_CONTEXT_TOKENS: String(contextTokens) };
+    system = await TestSystem.start({ databaseUrl, redisUrl: redisServer.url, workerEnv: env, gatewayEnv: quiet });
+    await system.setModelScript({ rules: [{ match: 'slow', delayMs: 60_000 }] });
+    probe = { pg, redis: new Redis(redisServer.url), system };
+  }, 60_000);
+  afterAll(async () => {
+    probe?.redis.disconnect();
+    await probe?.pg.end();
+    await system?.close();
+    await Promise.allSettled([pgServer?.destroy(), redisServer?.destroy()]);
+  });
+
+  /** A conversation that already had a turn, so a first message's one-off work (the conversation row, its session) is not counted. */
+  async function warmChat(chatId: number, texts = ['hello there']): Promise<void> {
+    for (const [i, text] of texts.entries()) {
+      await sendText(system, chatId, text);
+      await system.waitForTelegram(chatId, i + 1);
+    }
+    await waitForIdle(system, [chatId]);
+  }
+
+  it('an ordinary turn', async () => {
+    await warmChat(9001);
+    const counts = await measure(probe, async () => {
+      await sendText(system, 9001, 'what a nice day');
+      await system.waitForTelegram(9001, 2);
+    });
+    expectWithinBudget('ordinaryTurn', turnCostBudget.ordinaryTurn, counts);
+  });
+
+  it('a turn interrupted by the next message', async () => {
+    await warmChat(9002);
+    const counts = await measure(probe, async () => {
+      await sendText(system, 9002, 'a slow one');
+      await waitForRequestFor(system, 'a slow one', 'any');
+      await sendText(system, 9002, 'never mind');
+      await system.waitForTelegram(9002, 2);
+    });
+    expectWithinBudget('interruptedTurn', turnCostBudget.interruptedTurn, counts);
+  });
+
+  it('a command (/status)', async () => {
+    await warmChat(9003);
+    const counts = await measure(probe, async () => {
+      await sendText(system, 9003, '/status');
+      await system.waitForTelegram(9003, 2);
+    });
+    expectWithinBudget('statusCommand', turnCostBudget.statusCommand, counts);
+  });
+
+  it('a compression (/compact of four long exchanges)', async () => {
+    const long = (i: number) => `story ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(40)}`;
+    await warmChat(9004, [long(1), long(2), long(3), long(4)]);
+    const counts = await measure(probe, async () => {
+      await sendText(system, 9004, '/compact');
+      const replies = await system.waitForTelegram(9004, 5);
+      expect(replies.at(-1)?.text).toMatch(/^Done: \d+ older messages are now a summary\.$/);
+    });
+    expectWithinBudget('compactCommand', turnCostBudget.compactCommand, counts);
+  });
+});
+
+/** The measured counts must be exactly one of the scenario's variants; the message shows every count and where it came from. */
+function expectWithinBudget(name: string, budget: ScenarioBudget, counts: CostCounts): void {
+  const measured: CostBudget = {
+    statements: totalOf(counts.statements),
+    redisCommands: totalOf(counts.redis),
+    platformCalls: counts.platform,
+    modelRequests: counts.modelRequests,
+  };
+  const matches = budget.variants.some((variant) => JSON.stringify(sorted(variant)) === JSON.stringify(sorted(measured)));
+  const detail = JSON.stringify({ measured, statements: counts.statements, redis: counts.redis }, null, 1);
+  expect(matches, `${name} costs ${JSON.stringify(measured)}, not one of its budget's variants ${JSON.stringify(budget.variants)}.\n` +
+    `If the change is meant, update test/budgets/turn-cost-budget.ts in the same commit and say why there.\n${detail}`).toBe(true);
+}
+
+function sorted(budget: CostBudget): CostBudget {
+  const platformCalls = Object.fromEntries(Object.entries(budget.platformCalls).sort(([a], [b]) => a.localeCompare(b)));
+  return { statements: budget.statements, redisCommands: budget.redisCommands, platformCalls, modelRequests: budget.modelRequests };
+}

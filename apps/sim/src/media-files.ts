@@ -18,6 +18,12 @@ export interface SimFile {
   announcedSize: number;
   /** Telegram's file_path for /file/bot<token>/<path>. */
   telegramPath: string;
+  /** A Slack remote file: files.info answers `mode: 'external'` with this as its url_private (a link its sharer chose). */
+  externalUrl?: string;
+  /** files.info's url_private_download instead of the sim's own (a test of the worker's host check). */
+  downloadUrl?: string;
+  /** The download answers 302 to this URL instead of the bytes (a redirect to another host). */
+  redirectTo?: string;
 }
 
 /** A transcription request as the sim received it (what a test asserts on; never logged). */
@@ -47,7 +53,7 @@ export class MediaStore {
 
   constructor(private readonly hub: EventHub) {}
 
-  add(input: { name: string; mime: string; bytes: Buffer; announcedSize?: number }): SimFile {
+  add(input: { name: string; mime: string; bytes: Buffer; announcedSize?: number } & Pick<SimFile, 'externalUrl' | 'downloadUrl' | 'redirectTo'>): SimFile {
     const n = this.next++;
     const extension = input.name.includes('.') ? input.name.slice(input.name.lastIndexOf('.')) : '';
     const file: SimFile = {
@@ -57,6 +63,9 @@ export class MediaStore {
       bytes: input.bytes,
       announcedSize: input.announcedSize ?? input.bytes.byteLength,
       telegramPath: `files/file_${n}${extension}`,
+      ...(input.externalUrl !== undefined ? { externalUrl: input.externalUrl } : {}),
+      ...(input.downloadUrl !== undefined ? { downloadUrl: input.downloadUrl } : {}),
+      ...(input.redirectTo !== undefined ? { redirectTo: input.redirectTo } : {}),
     };
     this.files.set(file.id, file);
     return file;
@@ -109,6 +118,12 @@ const uploadSchema = z
     text: z.string().optional(),
     /** Announce another size than the bytes' (a platform that announces none or a wrong one). */
     announced_size: z.number().int().nonnegative().optional(),
+    /** Slack: a remote file whose url_private is this link. */
+    external_url: z.string().url().optional(),
+    /** Slack: files.info names this url_private_download instead of the sim's. */
+    download_url: z.string().url().optional(),
+    /** Every platform: the download answers 302 to this URL. */
+    redirect_to: z.string().url().optional(),
   })
   .strict()
   .refine((input) => (input.base64 === undefined) !== (input.text === undefined), 'give exactly one of base64 and text');
@@ -122,7 +137,15 @@ export async function registerMediaRoutes(app: FastifyInstance, deps: { media: M
   app.post('/control/media/files', async (request) => {
     const input = parseBody(uploadSchema, request.body);
     const bytes = input.base64 !== undefined ? Buffer.from(input.base64, 'base64') : Buffer.from(input.text ?? '', 'utf8');
-    const file = media.add({ name: input.name, mime: input.mime, bytes, ...(input.announced_size !== undefined ? { announcedSize: input.announced_size } : {}) });
+    const file = media.add({
+      name: input.name,
+      mime: input.mime,
+      bytes,
+      ...(input.announced_size !== undefined ? { announcedSize: input.announced_size } : {}),
+      ...(input.external_url !== undefined ? { externalUrl: input.external_url } : {}),
+      ...(input.download_url !== undefined ? { downloadUrl: input.download_url } : {}),
+      ...(input.redirect_to !== undefined ? { redirectTo: input.redirect_to } : {}),
+    });
     return { id: file.id, size: file.announcedSize, sha256: createHash('sha256').update(bytes).digest('hex') };
   });
   app.post('/control/media/transcripts', async (request) => {
@@ -164,6 +187,7 @@ export async function registerMediaRoutes(app: FastifyInstance, deps: { media: M
 /** Answers a download with the file's bytes, or the armed fault; true when the fault answered. */
 async function serveFile(reply: FastifyReply, platform: string, file: SimFile | undefined, media: MediaStore, shutdown: AbortSignal): Promise<FastifyReply> {
   if (!file) return reply.code(404).send('not found');
+  if (file.redirectTo !== undefined) return reply.redirect(file.redirectTo, 302);
   const fault = media.takeFault(platform);
   if (fault && (await applyDownloadFault(fault, reply, shutdown))) return reply;
   media.recordDownload(platform, file.id);
@@ -189,6 +213,10 @@ export function getTelegramFile(media: MediaStore, fileId: unknown): { file_id: 
 /** Slack's file object, as files.info and message events carry it. */
 export function slackFileObject(base: string, file: SimFile): Record<string, unknown> {
   const url = slackFileUrl(base, file);
+  if (file.externalUrl !== undefined) {
+    // A remote file (files.remote.add, or a linked Google Drive file): Slack hosts nothing, url_private is the sharer's link.
+    return { id: file.id, created: Math.floor(Date.now() / 1000), name: file.name, title: file.name, mimetype: file.mime, size: file.announcedSize, mode: 'external', is_external: true, external_type: 'app', url_private: file.externalUrl };
+  }
   return {
     id: file.id,
     created: Math.floor(Date.now() / 1000),
@@ -200,7 +228,7 @@ export function slackFileObject(base: string, file: SimFile): Record<string, unk
     mode: 'hosted',
     is_external: false,
     url_private: url,
-    url_private_download: `${url}?download=1`,
+    url_private_download: file.downloadUrl ?? `${url}?download=1`,
   };
 }
 

@@ -17,7 +17,7 @@ export function createMediaReach(config: WorkerConfig): MediaReach {
   const fetchers = new Map<string, FileFetcher>();
   if (config.TELEGRAM_BOT_TOKEN) fetchers.set('telegram', createTelegramFileFetcher({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT }));
   if (config.SLACK_BOT_TOKEN) fetchers.set('slack', createSlackFileFetcher({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL }));
-  if (config.DISCORD_BOT_TOKEN) fetchers.set('discord', createDiscordFileFetcher());
+  if (config.DISCORD_BOT_TOKEN) fetchers.set('discord', createDiscordFileFetcher({ apiUrl: config.DISCORD_API_URL }));
   const transcribe = config.TRANSCRIBE_BASE_URL
     ? createTranscriber({
         baseURL: config.TRANSCRIBE_BASE_URL,
@@ -114,7 +114,7 @@ async function readEventFiles(
     } catch (error) {
       const code = error instanceof PlatformError ? error.code : 'FILE_FETCH_FAILED';
       ctx.log.warn({ ...log, code, stopped: turnSignal.aborted }, 'file not fetched');
-      return { kind: 'refused', reason: code === 'FILE_TOO_LARGE' ? 'too_large' : 'fetch_failed' };
+      return { kind: 'refused', reason: code === 'FILE_TOO_LARGE' ? 'too_large' : code === 'FILE_REFUSED' ? 'not_hosted' : 'fetch_failed' };
     }
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     read.push({ ...attachment, size: bytes.byteLength, sha256 });

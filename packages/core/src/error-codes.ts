@@ -26,6 +26,8 @@ export const errorCodes = {
   FILE_TOO_LARGE: { family: 'platform', retryable: false },
   /** A user's file could not be downloaded (an error status, a timeout, a refused URL): the user is told (docs/media.md). */
   FILE_FETCH_FAILED: { family: 'platform', retryable: false },
+  /** A user's file is not on the platform's own file hosts (a Slack remote file, a URL or redirect to another host): not fetched, the user is told. */
+  FILE_REFUSED: { family: 'platform', retryable: false },
 
   // Admin API bodies.
   UNAUTHORIZED: { family: 'admin', retryable: false, httpStatus: 401 },

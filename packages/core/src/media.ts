@@ -70,6 +70,7 @@ export const mediaNotices = {
   unsupported: 'I can read photos, text documents and voice messages, but not this kind of file.',
   voice_off: 'Voice messages are not supported here. Please type your message.',
   fetch_failed: 'I could not download your file. Please try sending it again.',
+  not_hosted: 'I can only read files uploaded here, not links to files stored elsewhere.',
   transcribe_failed: 'I could not transcribe your voice message. Please try again or type it.',
 } as const;
 

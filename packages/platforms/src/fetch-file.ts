@@ -1,6 +1,7 @@
 import type { InboundAttachment, Platform } from '@switchboard/core';
 import { Api } from 'grammy';
 import { PlatformError } from './errors.ts';
+import { checkFileUrl, discordFileHosts, resolvesToPrivate, slackFileHosts, telegramFileHosts, type FileHosts } from './file-hosts.ts';
 import { createSlackClient } from './slack/slack-sender.ts';
 
 /** What bounds one fetch: the byte cap (MEDIA_MAX_BYTES) and the abort (MEDIA_FETCH_TIMEOUT_MS, the turn's stop). */
@@ -19,18 +20,30 @@ export interface FileFetcher {
   fetchFile(attachment: InboundAttachment, limits: FetchLimits): Promise<Buffer>;
 }
 
+/** One download: where, within which limits, what to call it in errors, and the credential for the hosts that get it. */
+export interface DownloadRequest {
+  url: string;
+  hosts: FileHosts;
+  limits: FetchLimits;
+  what: string;
+  /** Headers sent only to the hosts' credentialed origins (Slack's bot token). */
+  credential?: Record<string, string>;
+}
+
+/** Redirect hops a download follows (each one checked against the platform's hosts). */
+const maxRedirects = 5;
+
 /**
  * GET with a byte cap enforced while reading, so a server that announces no
  * length (or a wrong one) still cannot make the worker hold more than
- * `maxBytes`. Plain fetch: the platforms' SDKs have no bounded download.
+ * `maxBytes`; only to the platform's file hosts (file-hosts.ts), following
+ * redirects by hand so each hop is checked and the credential never leaves
+ * the hosts that need it. Plain fetch: the platforms' SDKs have no bounded
+ * download, and fetch's own redirect following would carry the header on.
  */
-export async function downloadBounded(url: string, limits: FetchLimits, what: string, headers: Record<string, string> = {}): Promise<Buffer> {
-  let response: Response;
-  try {
-    response = await fetch(url, { headers, signal: limits.signal, redirect: 'follow' });
-  } catch {
-    throw new PlatformError('FILE_FETCH_FAILED', `${what}: download failed (network error or timeout)`);
-  }
+export async function downloadBounded(request: DownloadRequest): Promise<Buffer> {
+  const { limits, what } = request;
+  const response = await fetchChecked(request);
   if (!response.ok || !response.body) {
     await response.body?.cancel().catch(() => undefined);
     throw new PlatformError('FILE_FETCH_FAILED', `${what}: download answered HTTP ${response.status}`);
@@ -61,10 +74,36 @@ export async function downloadBounded(url: string, limits: FetchLimits, what: st
   return Buffer.concat(chunks, total);
 }
 
+async function fetchChecked(request: DownloadRequest): Promise<Response> {
+  const { hosts, limits, what } = request;
+  let target = request.url;
+  let base: string | undefined;
+  for (let hop = 0; hop <= maxRedirects; hop++) {
+    const check = checkFileUrl(hosts, target, base);
+    if (!check.ok) throw new PlatformError('FILE_REFUSED', `${what}: ${check.reason}`);
+    const headers = check.credential ? (request.credential ?? {}) : {};
+    let response: Response;
+    try {
+      if (await resolvesToPrivate(check.url, hosts)) throw new PlatformError('FILE_REFUSED', `${what}: host ${check.url.host} resolves to a private address`);
+      response = await fetch(check.url, { headers, signal: limits.signal, redirect: 'manual' });
+    } catch (error) {
+      if (error instanceof PlatformError) throw error;
+      throw new PlatformError('FILE_FETCH_FAILED', `${what}: download failed (network error or timeout)`);
+    }
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || location === null) return response;
+    await response.body?.cancel().catch(() => undefined);
+    base = check.url.href;
+    target = location;
+  }
+  throw new PlatformError('FILE_FETCH_FAILED', `${what}: more than ${maxRedirects} redirects`);
+}
+
 /** Telegram: getFile names the file's path, downloaded from `<apiRoot>/file/bot<token>/<path>` (Bot API, "getFile"). */
 export function createTelegramFileFetcher(options: { token: string; apiRoot: string }): FileFetcher {
   const apiRoot = options.apiRoot.replace(/\/+$/, '');
   const api = new Api(options.token, { apiRoot });
+  const hosts = telegramFileHosts(apiRoot);
   return {
     platform: 'telegram',
     async fetchFile(attachment, limits) {
@@ -80,41 +119,46 @@ export function createTelegramFileFetcher(options: { token: string; apiRoot: str
       if (size !== undefined && size > limits.maxBytes) throw new PlatformError('FILE_TOO_LARGE', `telegram file: ${size} bytes is over the limit`);
       // Telegram gives no path for files over the Bot API's own 20 MB download limit.
       if (!path) throw new PlatformError('FILE_FETCH_FAILED', 'telegram getFile gave no file_path');
-      return downloadBounded(`${apiRoot}/file/bot${options.token}/${path}`, limits, 'telegram file');
+      return downloadBounded({ url: `${apiRoot}/file/bot${options.token}/${path}`, hosts, limits, what: 'telegram file' });
     },
   };
 }
 
-/** Slack: files.info names the private URL, downloaded with the bot token (Slack, "Working with files"). */
+/**
+ * Slack: files.info names the private URL, downloaded with the bot token
+ * (Slack, "Working with files"). Only a file hosted by Slack is read: a
+ * remote file (`mode: 'external'`, `is_external`) is a link its sharer chose,
+ * and Slack says never to send the token there; its `url_private` is that
+ * link, so only `url_private_download` is used.
+ */
 export function createSlackFileFetcher(options: { token: string; apiUrl: string }): FileFetcher {
   // The caller's timeout bounds files.info too: the SDK's own retries would outlast it.
   const client = createSlackClient({ token: options.token, apiUrl: options.apiUrl });
+  const hosts = slackFileHosts(options.apiUrl);
   return {
     platform: 'slack',
     async fetchFile(attachment, limits) {
-      let url: string | undefined;
-      let size: number | undefined;
+      let file: { url_private_download?: string; size?: number; mode?: string; is_external?: boolean } | undefined;
       try {
-        const info = await client.files.info({ file: attachment.ref });
-        url = info.file?.url_private_download ?? info.file?.url_private;
-        size = info.file?.size;
+        file = (await client.files.info({ file: attachment.ref })).file;
       } catch {
         throw new PlatformError('FILE_FETCH_FAILED', 'slack files.info failed');
       }
-      if (size !== undefined && size > limits.maxBytes) throw new PlatformError('FILE_TOO_LARGE', `slack file: ${size} bytes is over the limit`);
-      if (!url) throw new PlatformError('FILE_FETCH_FAILED', 'slack files.info gave no private URL');
-      return downloadBounded(url, limits, 'slack file', { authorization: `Bearer ${options.token}` });
+      if (file?.is_external === true || file?.mode === 'external') throw new PlatformError('FILE_REFUSED', 'slack file: a remote file (not hosted by Slack) is not read');
+      if (file?.size !== undefined && file.size > limits.maxBytes) throw new PlatformError('FILE_TOO_LARGE', `slack file: ${file.size} bytes is over the limit`);
+      if (!file?.url_private_download) throw new PlatformError('FILE_FETCH_FAILED', 'slack files.info gave no url_private_download');
+      return downloadBounded({ url: file.url_private_download, hosts, limits, what: 'slack file', credential: { authorization: `Bearer ${options.token}` } });
     },
   };
 }
 
-/** Discord: an attachment's URL is signed by Discord and fetched without the bot token. */
-export function createDiscordFileFetcher(): FileFetcher {
+/** Discord: an attachment's URL is signed by Discord and fetched from its CDN without the bot token. */
+export function createDiscordFileFetcher(options: { apiUrl: string }): FileFetcher {
+  const hosts = discordFileHosts(options.apiUrl);
   return {
     platform: 'discord',
     async fetchFile(attachment, limits) {
-      if (!/^https?:\/\//i.test(attachment.ref)) throw new PlatformError('FILE_FETCH_FAILED', 'discord attachment URL is not http(s)');
-      return downloadBounded(attachment.ref, limits, 'discord attachment');
+      return downloadBounded({ url: attachment.ref, hosts, limits, what: 'discord attachment' });
     },
   };
 }

@@ -36,6 +36,26 @@ export function readSetting<T = string>(env: NodeJS.ProcessEnv, name: string): T
   return parsed.success ? (parsed.data as T) : undefined;
 }
 
+/**
+ * Who may talk to the bot (issue 30, finding 6): GROUP_POLICY=open set by
+ * hand beside a closed DM_POLICY lets a stranger who creates a group and adds
+ * the bot do what a direct message would refuse them. Allowed (an operator
+ * may want open groups), so a warning, not a failure.
+ */
+export function checkAccess(env: NodeJS.ProcessEnv): CheckResult {
+  const dm = env.DM_POLICY?.trim() || 'open';
+  const group = env.GROUP_POLICY?.trim();
+  if (dm !== 'open' && group === 'open') {
+    return {
+      name: 'access',
+      status: 'warn',
+      detail: `GROUP_POLICY=open while DM_POLICY=${dm}: anyone who adds the bot to a group can talk to it there, strangers included`,
+      fix: 'unset GROUP_POLICY (it then follows DM_POLICY) or set GROUP_POLICY=allowlist, unless open groups are meant',
+    };
+  }
+  return { name: 'access', status: 'ok', detail: `DM_POLICY=${dm}, GROUP_POLICY=${group || `${dm === 'open' ? 'open' : 'allowlist'} (following DM_POLICY)`}` };
+}
+
 export function checkConfig(env: NodeJS.ProcessEnv): CheckResult[] {
   const schemas = [
     ['config (gateway)', gatewayEnvSchema],

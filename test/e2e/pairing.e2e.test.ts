@@ -173,9 +173,12 @@ describe('pairing: unknown DM users get a code, an operator approves it', () => 
     expect(await modelSaw('fourth')).toBe(false);
   });
 
-  it('offers no code in a group chat: there GROUP_POLICY alone decides (open here, so the model answers)', async () => {
+  it('offers no code in a group chat, and a stranger\'s group is closed: GROUP_POLICY unset follows DM_POLICY=pairing (allowlist), so no turn', async () => {
+    // Issue 30, finding 6: before, GROUP_POLICY defaulted to open, so a stranger who created a group and added the bot had full access.
     await system.sendTelegram({ chatId: -905, fromId: 905, chatType: 'supergroup', text: '@switchboard_sim_bot hi from a group' });
-    expect((await system.waitForTelegram(-905, 1))[0]?.text).toMatch(/^echo: .*hi from a group/);
+    expect((await system.waitForTelegram(-905, 1))[0]?.text).toMatch(/not available to you/);
+    expect(await modelSaw('hi from a group')).toBe(false);
+    expect(await storedFrom('telegram', '-905')).toBe(0);
     expect((await pending()).some((p) => p.userId === '905')).toBe(false);
   });
 });

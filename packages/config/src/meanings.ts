@@ -20,7 +20,7 @@ export const meanings: Record<string, string> = {
   TRUST_PROXY: 'proxies trusted for X-Forwarded-*: false, true, a hop count, or comma-separated IPs/CIDRs (docs/admin.md)',
   ADMIN_COOKIE_SECURE: 'Secure flag on the admin session cookie: auto (when the client used https), always or never',
   DM_POLICY: 'who may talk to the bot in direct messages: open, allowlist, or pairing (unknown users get a one-time code an operator approves)',
-  GROUP_POLICY: 'who may talk to the bot in groups and channels: open or allowlist',
+  GROUP_POLICY: 'who may talk to the bot in groups and channels: open or allowlist; unset, it follows DM_POLICY (open only when DM_POLICY=open, else allowlist)',
   TELEGRAM_ALLOWED_USERS: 'comma-separated Telegram user ids for the allowlists',
   SLACK_ALLOWED_USERS: 'comma-separated Slack user ids for the allowlists',
   DISCORD_ALLOWED_USERS: 'comma-separated Discord user ids for the allowlists',

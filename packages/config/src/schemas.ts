@@ -82,6 +82,16 @@ const idList = z
   .default('')
   .transform((value) => value.split(',').map((id) => id.trim()).filter(Boolean));
 
+/**
+ * GROUP_POLICY when unset: as strict as DM_POLICY. With DM_POLICY=pairing or
+ * allowlist, a stranger who creates a group and adds the bot must not get
+ * what a direct message would refuse them (issue 30, finding 6); an operator
+ * who wants open groups says GROUP_POLICY=open (and `npm run doctor` warns).
+ */
+export function groupPolicyFor(dmPolicy: 'open' | 'allowlist' | 'pairing'): 'open' | 'allowlist' {
+  return dmPolicy === 'open' ? 'open' : 'allowlist';
+}
+
 export const gatewayEnvSchema = z
   .object(
     describeShape({
@@ -92,7 +102,8 @@ export const gatewayEnvSchema = z
       CODEX_ALLOW_FULL_ACCESS: codexSettings.CODEX_ALLOW_FULL_ACCESS,
       /** Access: who may talk to the bot in DMs and in groups; allowlists per platform. */
       DM_POLICY: z.enum(['open', 'allowlist', 'pairing']).default('open'),
-      GROUP_POLICY: z.enum(['open', 'allowlist']).default('open'),
+      // No fixed default: unset, it follows DM_POLICY (groupPolicyFor), so a closed DM policy is not opened by a group (issue 30, finding 6).
+      GROUP_POLICY: z.enum(['open', 'allowlist']).optional(),
       TELEGRAM_ALLOWED_USERS: idList,
       SLACK_ALLOWED_USERS: idList,
       DISCORD_ALLOWED_USERS: idList,
@@ -133,7 +144,8 @@ export const gatewayEnvSchema = z
         });
       }
     }
-  });
+  })
+  .transform((env) => ({ ...env, GROUP_POLICY: env.GROUP_POLICY ?? groupPolicyFor(env.DM_POLICY) }));
 
 export const workerEnvSchema = z
   .object(

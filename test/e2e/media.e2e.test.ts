@@ -223,3 +223,25 @@ describe('voice without TRANSCRIBE_BASE_URL', () => {
     expect(request?.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['slow one\n\n[image: photo.jpg, not read]', 'never mind']);
   });
 });
+
+describe('the transcriber\'s key (issue 30, finding 8)', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    // The transcriber is another origin than MODEL_BASE_URL and has no TRANSCRIBE_API_KEY: before, it got MODEL_API_KEY.
+    system = await TestSystem.start({ transcribe: 'other-origin', workerEnv: { MODEL_API_KEY: 'sk-model-provider-secret' } });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('a transcriber on another origin never receives MODEL_API_KEY; the voice message is still transcribed', async () => {
+    const voice = await uploadFile(system.simUrl, { name: 'v.oga', mime: 'audio/ogg', bytes: randomBytes(200) });
+    await postJson(`${system.simUrl}/control/media/transcripts`, { sha256: voice.sha256, text: 'hello by voice' });
+    await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 811, type: 'private' }, voice: voice.id });
+    expect((await system.waitForTelegram(811, 1)).map((m) => m.text)).toEqual(['echo: hello by voice']);
+    const transcriptions = (await (await fetch(`${system.simUrl}/control/media/transcriptions`)).json()) as { sha256: string; authorization?: string }[];
+    expect(transcriptions.map((t) => t.sha256)).toEqual([voice.sha256]);
+    expect(transcriptions[0]?.authorization ?? '').not.toContain('sk-model-provider-secret');
+  });
+});

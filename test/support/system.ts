@@ -26,8 +26,11 @@ export interface SystemOptions {
   slackAckTimeoutMs?: number;
   /** Turn Discord on: gateway and worker get DISCORD_* pointing at the simulator, whose Gateway the gateway connects to. */
   discord?: boolean;
-  /** Turn voice transcription on: the worker's TRANSCRIBE_BASE_URL is the simulator's /v1. */
-  transcribe?: boolean;
+  /**
+   * Turn voice transcription on: the worker's TRANSCRIBE_BASE_URL is the simulator's /v1 (the model's origin);
+   * 'other-origin': the same simulator named `localhost`, an origin other than MODEL_BASE_URL's.
+   */
+  transcribe?: boolean | 'other-origin';
   /** Use this Redis instead of the run's shared one (a test that reads server-wide counters). */
   redisUrl?: string;
 }
@@ -89,7 +92,7 @@ export class TestSystem {
       STREAMING: 'off',
       ...(options.slack ? slackEnv(simUrl) : {}),
       ...(options.discord ? discordEnv(simUrl, sim.state.discord.store.publicKeyHex) : {}),
-      ...(options.transcribe ? { TRANSCRIBE_BASE_URL: `${simUrl}/v1` } : {}),
+      ...(options.transcribe ? { TRANSCRIBE_BASE_URL: `${options.transcribe === 'other-origin' ? simUrl.replace('127.0.0.1', 'localhost') : simUrl}/v1` } : {}),
     };
     const gateway = await startGateway(parseConfig(gatewayEnvSchema, { ...env, PORT: '0', ...options.gatewayEnv }));
     await postJson(`${simUrl}/bot${botToken}/setWebhook`, { url: `${gateway.url}/webhooks/telegram`, secret_token: webhookSecret });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createTranscriber, type InputImage, type Transcriber } from '@switchboard/agent';
-import type { WorkerConfig } from '@switchboard/config';
+import { transcribeApiKeyOf, type WorkerConfig } from '@switchboard/config';
 import { describeDocument, describeImage, describeUnreadFile, joinUserText, mediaNotices, normaliseText, planAttachment, type InboundAttachment, type MediaNoticeReason } from '@switchboard/core';
 import { recordAttachmentHashes, type InboundEventRow } from '@switchboard/db';
 import { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, PlatformError, type FileFetcher } from '@switchboard/platforms';
@@ -21,7 +21,8 @@ export function createMediaReach(config: WorkerConfig): MediaReach {
   const transcribe = config.TRANSCRIBE_BASE_URL
     ? createTranscriber({
         baseURL: config.TRANSCRIBE_BASE_URL,
-        apiKey: config.TRANSCRIBE_API_KEY ?? config.MODEL_API_KEY,
+        // The SDK requires a key; a transcriber on another origin gets a placeholder, never the model's (transcribeApiKeyOf).
+        apiKey: transcribeApiKeyOf(config) ?? 'none',
         model: config.TRANSCRIBE_MODEL,
         timeoutMs: config.TRANSCRIBE_TIMEOUT_MS,
       })

@@ -12,4 +12,5 @@ export {
   type WorkerConfig,
 } from './schemas.ts';
 export { meanings, readSchemaShape } from './meanings.ts';
+export { transcribeApiKeyOf } from './transcribe-key.ts';
 export { modelFallbacks, resolveModelFallbacks, type ModelFallbackEndpoint, type ModelFallbackEntry } from './model-fallbacks.ts';

@@ -49,7 +49,7 @@ export const meanings: Record<string, string> = {
   MEDIA_FETCH_TIMEOUT_MS: "how long fetching one user's file may take (the platform's lookup and the download); past it the user is told (100-300000)",
   TRANSCRIBE_BASE_URL: 'OpenAI-compatible base URL whose POST /audio/transcriptions turns voice messages into text; unset: voice is refused with one short reply',
   TRANSCRIBE_MODEL: 'transcription model name sent to TRANSCRIBE_BASE_URL',
-  TRANSCRIBE_API_KEY: 'API key sent to TRANSCRIBE_BASE_URL; unset: MODEL_API_KEY',
+  TRANSCRIBE_API_KEY: 'API key sent to TRANSCRIBE_BASE_URL; unset: MODEL_API_KEY when TRANSCRIBE_BASE_URL has the same origin as MODEL_BASE_URL, else none',
   TRANSCRIBE_TIMEOUT_MS: 'how long one transcription may take before the user is told it failed (100-600000)',
   MODEL_BASE_URL: 'required: OpenAI-compatible chat completions base URL of the model (the simulator: http://127.0.0.1:4010/v1)',
   MODEL_API_KEY: 'API key sent to the model',

@@ -230,6 +230,15 @@ describe('approvals asked in the chat', () => {
     const events = await system.sql<{ status: string }[]>`select status from inbound_events where conversation_id = ${conversationId}`;
     expect([...events]).toEqual([{ status: 'done' }]);
   });
+
+  it('a flood of /deny with nothing pending gets its refusal once, not once a message (issue 30, finding 5)', async () => {
+    const chatId = 4209;
+    for (let i = 0; i < 8; i++) expect((await system.sendTelegram({ chatId, text: '/deny' })).status).toBe(200);
+    const conversationId = await conversationOf('telegram', String(chatId));
+    const rows = await system.sql<{ text: string }[]>`select text from outbox where conversation_id = ${conversationId}`;
+    // Before: eight lines, each a platform send from the bot's quota.
+    expect(rows.map((r) => r.text)).toEqual(['There is no question waiting for an answer.']);
+  });
 });
 
 describe('approvals answered through the Telegram poller', () => {

@@ -66,7 +66,13 @@ export async function answerButtonPress(deps: ApprovalDeps, press: ButtonPress):
  * question; the reply goes through the outbox like any reply, and the worker
  * waiting on the question delivers it at once.
  */
-export async function answerApprovalCommand(deps: ApprovalDeps, message: InboundMessage, command: ChatCommand): Promise<'accepted' | 'duplicate'> {
+export async function answerApprovalCommand(
+  deps: ApprovalDeps,
+  message: InboundMessage,
+  command: ChatCommand,
+  /** Whether an answer that decided nothing may say so (a refusal is quiet under a flood: refusedAnswerMaySpeak). */
+  refusalMaySpeak: () => Promise<boolean> = async () => true,
+): Promise<'accepted' | 'duplicate'> {
   const stored = await storeInboundEvent(deps.db, inboundToStore(message, command, { refuseAtPending: null, storeAs: 'done' }));
   if (stored.duplicate) return 'duplicate';
   const choice = approvalChoiceOfCommand(command);
@@ -80,8 +86,9 @@ export async function answerApprovalCommand(deps: ApprovalDeps, message: Inbound
           via: 'text',
           approvers: deps.approvers,
         });
+  const decided = choice !== null && decision?.kind === 'decided';
   const reply = choice === null ? approvalReplies.unknownArgs : decision?.kind === 'decided' ? renderApprovalDecision(choice, message.userId) : refusalText(decision);
-  await tellConversation(deps, stored.conversationId, message.platform, message.replyTarget, reply);
+  if (decided || (await refusalMaySpeak())) await tellConversation(deps, stored.conversationId, message.platform, message.replyTarget, reply);
   if (decision?.kind === 'decided') await signalDecided(deps, decision.approval);
   else await publishApprovalSignal(deps.redis, deps.redisPrefix, { kind: 'notice', conversationId: stored.conversationId, approvalId: 0 }).catch(() => undefined);
   return 'accepted';

@@ -6,7 +6,7 @@ import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
 import { answerApprovalCommand } from '../approvals/answer-approval.ts';
-import { admitInbound, type AdmissionDeps } from './admission.ts';
+import { admitInbound, refusedAnswerMaySpeak, type AdmissionDeps } from './admission.ts';
 import { classifyStoreError, type InvalidInputReason } from './classify-store-error.ts';
 import { inboundToStore } from './inbound-to-store.ts';
 
@@ -67,7 +67,8 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   const command = message.attachments && message.attachments.length > 0 ? null : parseChatCommand(message.text);
   const signal = signalOfCommand(command);
   const isAnswer = command !== null && isApprovalCommand(command);
-  // Only /stop and approval answers skip the rate limit and the input cap: they must always work, and make the bot say one line at most.
+  // Only /stop and approval answers skip the message rate and the input cap: they must always work, and make the bot say one line at most.
+  // They count in a looser window of their own, and an answer that decided nothing counts as a message after all (issue 30, finding 5).
   let admission;
   try {
     admission = await admitInbound(deps, message, signal === 'stop' || isAnswer);
@@ -113,7 +114,7 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
 /** An approval answer is decided where it arrives: never turn input, never a signal to the running turn (docs/codex.md, "Approvals in chat"). */
 async function answerApproval(deps: IngressDeps, message: InboundMessage, command: NonNullable<ReturnType<typeof parseChatCommand>>): Promise<IngressOutcome> {
   try {
-    return await answerApprovalCommand(deps, message, command);
+    return await answerApprovalCommand(deps, message, command, () => refusedAnswerMaySpeak(deps, message));
   } catch (error) {
     const failure = classifyStoreError(error);
     if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);

@@ -6,13 +6,13 @@ import { createRedisPrefix, redisUrl } from '@switchboard/harness/test-env';
 import { createLogger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
 import { createTurnQueue, type TurnQueue } from '@switchboard/queue';
-import { admissionNotices, admitInbound, type AdmissionDeps } from './admission.ts';
+import { admissionNotices, admitInbound, exemptRateFactor, refusedAnswerMaySpeak, type AdmissionDeps } from './admission.ts';
 
 // The decisions alone, on a real Redis (the rate window and the told-once
 // marks) and a real Postgres (where a refusal notice is queued). What the
 // refused user sees through the real processes is test/e2e/access.e2e.test.ts;
-// this covers the branches that e2e cannot reach cheaply (the /stop
-// exemption, a limit of 0, Redis failing open, per-user windows).
+// this covers the branches that e2e cannot reach cheaply (the /stop and
+// answer exemption and its own cap, a limit of 0, Redis failing open, per-user windows).
 
 const db = useTestDbClient();
 const openPolicy: AccessPolicy = { dmPolicy: 'open', groupPolicy: 'open', allowedUsers: {}, allowedDiscordRoles: new Set() };
@@ -108,12 +108,24 @@ describe('admitInbound: the per-user rate limit', () => {
     expect(await admitInbound(deps, messageFrom('13', { chatId, direct: false }), false)).toBe('allow');
   });
 
-  it('never limits /stop, so it always works', async () => {
+  it('lets /stop and approval answers through past the message rate, up to their own looser cap (issue 30, finding 5)', async () => {
     const deps = depsWith({ rateLimitPerMinute: 1 });
     const message = messageFrom('14');
     expect(await admitInbound(deps, message, false)).toBe('allow');
     expect(await admitInbound(deps, message, false)).toBe('rate_limited');
-    expect(await admitInbound(deps, message, true)).toBe('allow');
+    for (let i = 0; i < exemptRateFactor; i++) expect(await admitInbound(deps, message, true)).toBe('allow');
+    expect(await admitInbound(deps, message, true)).toBe('rate_limited');
+  });
+
+  it('an answer that decided nothing speaks once a minute, and counts as a message', async () => {
+    const deps = depsWith({ rateLimitPerMinute: 2 });
+    const message = messageFrom('16');
+    expect(await refusedAnswerMaySpeak(deps, message)).toBe(true);
+    expect(await refusedAnswerMaySpeak(deps, message)).toBe(false);
+    // Two counted already: the next message is over the rate, and the user is told so once.
+    expect(await admitInbound(deps, message, false)).toBe('rate_limited');
+    expect(await refusedAnswerMaySpeak(deps, message)).toBe(false);
+    expect(await noticesIn(message.address.chatId)).toEqual([admissionNotices.rate_limited]);
   });
 
   it('limits nobody when the limit is 0', async () => {

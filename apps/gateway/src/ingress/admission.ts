@@ -24,6 +24,15 @@ export const admissionNotices = {
   pairing_full: pairingNotices.full,
 } as const;
 
+/**
+ * /stop and approval answers must always work, so they skip the message rate;
+ * but each still writes rows, wakes a worker and makes the bot say a line, so
+ * a flood of them in a shared group would spend the bot's platform quota and
+ * other users' replies would get 429s (issue 30, finding 5). They count in a
+ * window of their own, this many times looser than the message rate.
+ */
+export const exemptRateFactor = 3;
+
 /** How long a refused user is not told again. */
 const noticeQuietSeconds = { not_allowed: 24 * 3600, rate_limited: 60, pairing_full: 3600 } as const;
 
@@ -33,12 +42,13 @@ type Notice = keyof typeof admissionNotices;
  * Access: allowlists per kind of chat (the environment's ids and roles, and
  * the paired users stored in Postgres; under DM_POLICY=pairing an unknown
  * user's DM is offered a code instead of refused), and a per-user message rate
- * (only /stop is exempt, so it always works; every other command posts a
- * reply or calls the summariser, so it counts like a message: issue 17). A refused message is never
+ * (`exempt`: /stop and approval answers, counted in their own looser window,
+ * exemptRateFactor; every other command posts a reply or calls the
+ * summariser, so it counts like a message: issue 17). A refused message is never
  * stored and never starts a turn; the user is told once per quiet period.
  * Redis trouble fails open: the rate limit is a courtesy, storing is not.
  */
-export async function admitInbound(deps: AdmissionDeps, message: InboundMessage, isStop: boolean): Promise<Admission> {
+export async function admitInbound(deps: AdmissionDeps, message: InboundMessage, exempt: boolean): Promise<Admission> {
   const request = { platform: message.platform, userId: message.userId, isDirect: message.address.userScope === '', roles: message.roles };
   let access = decideAccess(deps.policy, request);
   // Paired users are the stored half of the allowlist: looked up only when the environment's half did not allow.
@@ -48,18 +58,48 @@ export async function admitInbound(deps: AdmissionDeps, message: InboundMessage,
     return 'not_allowed';
   }
   let verdict: Admission = access === 'allow' ? 'allow' : 'not_allowed';
-  if (verdict === 'allow' && deps.rateLimitPerMinute > 0 && !isStop) {
-    // A window opens with the user's first message and lasts a minute (EXPIRE NX), so bursts are judged whole.
-    const key = `${deps.redisPrefix}:rate:${message.platform}:${message.address.accountId}:${message.userId}`;
-    try {
-      const [[, count]] = (await deps.redis.multi().incr(key).expire(key, 60, 'NX').exec()) as [[Error | null, number]];
-      if (count > deps.rateLimitPerMinute) verdict = 'rate_limited';
-    } catch (err) {
-      deps.log.warn({ err }, 'rate limit unavailable; admitting');
-    }
-  }
+  if (verdict === 'allow' && (await overRate(deps, message, exempt ? 'exempt' : 'messages'))) verdict = 'rate_limited';
   if (verdict !== 'allow') await tellOnce(deps, message, verdict);
   return verdict;
+}
+
+/**
+ * Counts one more in the user's window and says whether it is over the limit
+ * (`messages`: USER_RATE_LIMIT_PER_MINUTE; `exempt`: exemptRateFactor times
+ * that). A window opens with the user's first message and lasts a minute
+ * (EXPIRE NX), so bursts are judged whole. Redis trouble: not over.
+ */
+export async function overRate(deps: Pick<AdmissionDeps, 'redis' | 'redisPrefix' | 'log' | 'rateLimitPerMinute'>, message: InboundMessage, window: 'messages' | 'exempt'): Promise<boolean> {
+  if (deps.rateLimitPerMinute <= 0) return false;
+  const key = `${deps.redisPrefix}:${window === 'messages' ? 'rate' : 'rate-exempt'}:${message.platform}:${message.address.accountId}:${message.userId}`;
+  const limit = window === 'messages' ? deps.rateLimitPerMinute : deps.rateLimitPerMinute * exemptRateFactor;
+  try {
+    const [[, count]] = (await deps.redis.multi().incr(key).expire(key, 60, 'NX').exec()) as [[Error | null, number]];
+    return count > limit;
+  } catch (err) {
+    deps.log.warn({ err }, 'rate limit unavailable; admitting');
+    return false;
+  }
+}
+
+/**
+ * An approval answer that decided nothing ("nothing pending", "already
+ * answered", not the asked user) was exempt only because it might have
+ * decided something: it counts as a message after all, and its refusal line
+ * is said at most once a minute per user (issue 30, finding 5). True: say it.
+ */
+export async function refusedAnswerMaySpeak(deps: AdmissionDeps, message: InboundMessage): Promise<boolean> {
+  if (await overRate(deps, message, 'messages')) {
+    await tellOnce(deps, message, 'rate_limited');
+    return false;
+  }
+  const key = `${deps.redisPrefix}:told:answer-refused:${message.platform}:${message.address.accountId}:${message.userId}`;
+  try {
+    return (await deps.redis.set(key, '1', 'EX', 60, 'NX')) === 'OK';
+  } catch (err) {
+    deps.log.warn({ err }, 'refusal quiet period unavailable; answering');
+    return true;
+  }
 }
 
 async function tellOnce(deps: AdmissionDeps, message: InboundMessage, verdict: Notice): Promise<void> {

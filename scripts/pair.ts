@@ -4,6 +4,7 @@
  *
  *   npm run pair -- list                       pending codes and paired users
  *   npm run pair -- approve <code>             approve a code; the user is told
+ *   npm run pair -- deny <code>                deny a code; no new one for that user for a day
  *   npm run pair -- revoke <platform> <userId> un-pair a user
  *
  * The gateway is GATEWAY_URL, else http://HOST:PORT as the gateway itself
@@ -17,6 +18,7 @@ import { ConfigError, pairEnvSchema, parseConfig, type PairConfig } from '@switc
 
 const usage = `usage: npm run pair -- list
        npm run pair -- approve <code>
+       npm run pair -- deny <code>
        npm run pair -- revoke <telegram|slack|discord> <userId>`;
 
 class PairError extends Error {}
@@ -85,6 +87,10 @@ async function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   if (command === 'approve' && rest.length === 1 && rest[0]) {
     const { body } = await call(base, adminToken(config), 'POST', `/admin/pairings/${encodeURIComponent(rest[0])}/approve`);
     return `Approved: ${String(body.platform)} user ${String(body.userId)} is paired and is being told so.`;
+  }
+  if (command === 'deny' && rest.length === 1 && rest[0]) {
+    const { body } = await call(base, adminToken(config), 'POST', `/admin/pairings/${encodeURIComponent(rest[0])}/deny`);
+    return `Denied: ${String(body.platform)} user ${String(body.userId)} gets no pairing code for a day.`;
   }
   if (command === 'revoke' && rest.length === 2 && rest[0] && rest[1]) {
     await call(base, adminToken(config), 'DELETE', `/admin/paired-users/${encodeURIComponent(rest[0])}/${encodeURIComponent(rest[1])}`);

@@ -154,6 +154,21 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     expect(cspViolations).toEqual([]);
   });
 
+  it('denies a pending pairing code with its button: the row goes, the user is refused, not re-coded (issue 30, finding 7)', async () => {
+    await system.sendTelegram({ chatId: 9503, text: 'me too?' });
+    const code = /pairing code ([A-HJKMNP-Z2-9]{8}) /.exec((await system.waitForTelegram(9503, 1))[0]?.text ?? '')?.[1] ?? '';
+    await page.click('#pairings-refresh');
+    const deny = page.locator(`[data-testid="deny-${code}"]`);
+    await deny.waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await deny.click();
+    await waitForText('#pairing-result', 'denied telegram user 9503');
+    await page.locator(`[data-testid="pairing-row-${code}"]`).waitFor({ state: 'detached' });
+    await system.sendTelegram({ chatId: 9503, text: 'please?' });
+    expect((await system.waitForTelegram(9503, 2))[1]?.text).toMatch(/not available to you/);
+    expect(cspViolations).toEqual([]);
+  });
+
   it('opens the API docs and bull-board on the same browser session', async () => {
     await page.goto(`${system.gateway.url}/admin/docs/`);
     await waitForText('body', /Switchboard admin API/, 15_000);

@@ -8,7 +8,6 @@ import { TestSystem } from '../support/system.ts';
 // Issue 22, item 6: DM_POLICY=pairing as the unknown user and the operator see it, on all three platforms.
 const codePattern = /pairing code ([A-HJKMNP-Z2-9]{8}) /;
 const approvedLine = 'You are approved: you can talk to me now.';
-const fullLine = /cannot take new pairing requests right now/;
 
 interface PairingRow {
   code: string;
@@ -151,26 +150,34 @@ describe('pairing: unknown DM users get a code, an operator approves it', () => 
     expect(await storedFrom('telegram', '902')).toBe(0);
   });
 
-  it('a 4th unknown user on a platform gets no code while 3 are pending, and is told so once; a freed slot gives them one', async () => {
+  it('squatters cannot block newcomers: a 4th unknown user evicts the oldest code; a denied user gets no code for a day (issue 30, finding 7)', async () => {
     // 901 (revoked, asked again) and 902 hold two of Telegram's three slots.
     expect((await pending()).filter((p) => p.platform === 'telegram')).toHaveLength(2);
     await system.sendTelegram({ chatId: 903, text: 'third' });
     const code903 = codeIn((await system.waitForTelegram(903, 1))[0]?.text);
     expect(code903).toHaveLength(8);
+    const [oldest] = (await pending()).filter((p) => p.platform === 'telegram');
 
+    // Before, the 4th was told "cannot take new pairing requests" for as long as three accounts kept asking.
     await system.sendTelegram({ chatId: 904, text: 'fourth' });
-    expect((await system.waitForTelegram(904, 1))[0]?.text).toMatch(fullLine);
-    await system.sendTelegram({ chatId: 904, text: 'fourth, again' });
-    expect((await pending()).filter((p) => p.platform === 'telegram').map((p) => p.userId).sort()).toEqual(['901', '902', '903']);
-    // Another platform has its own three.
-    await system.sendSlack({ channel: 'D904', user: 'U904', channel_type: 'im', text: 'slack has room' });
-    expect(codeIn((await system.waitForSlack('D904', 1))[0]?.text)).toHaveLength(8);
-    expect(await telegramSent(904)).toHaveLength(1);
+    const code904 = codeIn((await system.waitForTelegram(904, 1))[0]?.text);
+    expect(code904).toHaveLength(8);
+    const telegramPending = (await pending()).filter((p) => p.platform === 'telegram');
+    expect(telegramPending.map((p) => p.userId)).not.toContain(oldest?.userId);
+    expect(telegramPending).toHaveLength(3);
+    expect(await approve(oldest!.code)).toMatchObject({ status: 410, body: { ok: false, error: 'PAIRING_EXPIRED' } });
 
-    expect((await approve(code903)).status).toBe(200);
+    // The operator denies 904 from a shell: the slot is free, the code dead, and 904 is refused instead of re-coded.
+    const denied = await runPair(['deny', code904.toLowerCase()], { GATEWAY_URL: base, ADMIN_TOKEN: adminTokenEnv });
+    expect(denied).toMatchObject({ code: 0, stdout: expect.stringContaining('Denied: telegram user 904') });
+    expect((await pending()).some((p) => p.userId === '904')).toBe(false);
+    expect(await approve(code904)).toMatchObject({ status: 404, body: { ok: false, error: 'PAIRING_NOT_FOUND' } });
+    await system.sendTelegram({ chatId: 904, text: 'fourth, again' });
+    expect((await system.waitForTelegram(904, 2))[1]?.text).toMatch(/not available to you/);
     await system.sendTelegram({ chatId: 904, text: 'fourth, once more' });
-    expect(codeIn((await system.waitForTelegram(904, 2))[1]?.text)).toHaveLength(8);
+    expect((await pending()).some((p) => p.userId === '904')).toBe(false);
     expect(await modelSaw('fourth')).toBe(false);
+    expect((await adminRequest(base, 'POST', '/admin/pairings/ABCD2345/deny')).status).toBe(404);
   });
 
   it('offers no code in a group chat, and a stranger\'s group is closed: GROUP_POLICY unset follows DM_POLICY=pairing (allowlist), so no turn', async () => {

@@ -38,8 +38,13 @@ describe('decidePairingRequest', () => {
     expect(decidePairingRequest({ pending: null, pendingOnPlatform: 2, now })).toEqual({ kind: 'issue', expiresAt: minutes(60) });
   });
 
-  it('gives no new code to a new user when the platform already has the most pending', () => {
-    expect(decidePairingRequest({ pending: null, pendingOnPlatform: pairingRules.maxPendingPerPlatform, now })).toEqual({ kind: 'full' });
+  it('evicts the oldest pending code for a new user when the platform already has the most pending', () => {
+    expect(decidePairingRequest({ pending: null, pendingOnPlatform: pairingRules.maxPendingPerPlatform, now })).toEqual({ kind: 'evict_oldest', expiresAt: minutes(60) });
+  });
+
+  it('gives a denied user nothing for a day, then a code again', () => {
+    expect(decidePairingRequest({ pending: null, pendingOnPlatform: 0, deniedAt: minutes(-60), now })).toEqual({ kind: 'denied' });
+    expect(decidePairingRequest({ pending: null, pendingOnPlatform: 0, deniedAt: minutes(-24 * 60), now })).toEqual({ kind: 'issue', expiresAt: minutes(60) });
   });
 
   it('keeps the same code for a user who asks again: silence for ten minutes after telling, then a reminder', () => {

@@ -14,6 +14,8 @@ export const pairingRules = {
   maxPendingPerPlatform: 3,
   /** A user who writes again while their code is pending is reminded of the same code at most this often; silence in between. */
   remindAfterMs: 10 * 60_000,
+  /** A user whose code an operator denied gets no new code for this long (and the one-line refusal, once a day). */
+  deniedForMs: 24 * 60 * 60_000,
 } as const;
 
 export type PairingRules = { [K in keyof typeof pairingRules]: number };
@@ -45,6 +47,8 @@ export interface PairingState {
   pending: { code: string; expiresAt: Date; lastToldAt: Date } | null;
   /** Unexpired pending codes on the platform, the user's own included. */
   pendingOnPlatform: number;
+  /** When an operator last denied this user's code, if ever. */
+  deniedAt?: Date | null;
   now: Date;
 }
 
@@ -55,18 +59,27 @@ export type PairingDecision =
   | { kind: 'remind'; code: string; expiresAt: Date }
   /** The user was told recently: say nothing (the rate limit). */
   | { kind: 'quiet' }
-  /** The platform already has the most pending codes: no new one. */
-  | { kind: 'full' };
+  /** The platform already has the most pending codes: the oldest is evicted (its code no longer works) and a new one issued. */
+  | { kind: 'evict_oldest'; expiresAt: Date }
+  /** An operator denied this user within `deniedForMs`: no code; the refusal. */
+  | { kind: 'denied' };
 
-/** What a message from a user who needs pairing leads to: one code per user, reminders spaced out, a cap per platform. */
+/**
+ * What a message from a user who needs pairing leads to: one code per user,
+ * reminders spaced out, a cap per platform. At the cap the oldest pending code
+ * is evicted rather than the newcomer refused (issue 30, finding 7): a few
+ * accounts re-asking for codes could otherwise block every new user for
+ * good; an operator clears them for longer by denying.
+ */
 export function decidePairingRequest(state: PairingState, rules: PairingRules = pairingRules): PairingDecision {
   const { pending, now } = state;
+  if (state.deniedAt && now.getTime() - state.deniedAt.getTime() < rules.deniedForMs) return { kind: 'denied' };
   if (pending && pending.expiresAt.getTime() > now.getTime()) {
     if (now.getTime() - pending.lastToldAt.getTime() < rules.remindAfterMs) return { kind: 'quiet' };
     return { kind: 'remind', code: pending.code, expiresAt: pending.expiresAt };
   }
-  if (state.pendingOnPlatform >= rules.maxPendingPerPlatform) return { kind: 'full' };
-  return { kind: 'issue', expiresAt: new Date(now.getTime() + rules.ttlMs) };
+  const expiresAt = new Date(now.getTime() + rules.ttlMs);
+  return state.pendingOnPlatform >= rules.maxPendingPerPlatform ? { kind: 'evict_oldest', expiresAt } : { kind: 'issue', expiresAt };
 }
 
 /** Whether a code can no longer be approved. */
@@ -82,6 +95,4 @@ export function renderPairingCodeNotice(code: string, expiresAt: Date, now: Date
 
 export const pairingNotices = {
   approved: 'You are approved: you can talk to me now.',
-  /** The fourth (and later) unknown user on a platform while three codes are pending; said once an hour per user. */
-  full: 'I cannot take new pairing requests right now. Please try again in an hour.',
 } as const;

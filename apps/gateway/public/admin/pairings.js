@@ -1,5 +1,5 @@
 // Pairing in the console (DM_POLICY=pairing, docs/admin.md "Pairing"):
-// pending codes with an Approve button, paired users with a Revoke button.
+// pending codes with Approve and Deny buttons, paired users with a Revoke button.
 // No lifecycle event announces a new code, so the lists refresh every 15 s.
 
 const $ = (id) => document.getElementById(id);
@@ -41,7 +41,10 @@ export function createPairingPanel(api) {
         const tr = document.createElement('tr');
         tr.dataset.testid = `pairing-row-${p.code}`;
         const approve = button('Approve', `approve-${p.code}`, () => act('POST', `/admin/pairings/${encodeURIComponent(p.code)}/approve`, `approved ${p.platform} user ${p.userId}`));
-        tr.append(cell(p.code), cell(p.platform), cell(p.userId), cell(new Date(p.expiresAt).toLocaleTimeString()), approve);
+        const deny = button('Deny', `deny-${p.code}`, () => {
+          if (window.confirm(`Deny ${p.platform} user ${p.userId}? They get no new code for a day.`)) void act('POST', `/admin/pairings/${encodeURIComponent(p.code)}/deny`, `denied ${p.platform} user ${p.userId}`);
+        });
+        tr.append(cell(p.code), cell(p.platform), cell(p.userId), cell(new Date(p.expiresAt).toLocaleTimeString()), approve, deny);
         return tr;
       }),
     );

@@ -173,7 +173,7 @@ describe('admitInbound: the per-user rate limit', () => {
 });
 
 describe('admitInbound: DM_POLICY=pairing', () => {
-  it('offers codes in DMs only, up to 3 per platform; the 4th user is told once that no code can be had now', async () => {
+  it('offers codes in DMs only, up to 3 pending per platform; a 4th user evicts the oldest code instead of being refused (issue 30, finding 7)', async () => {
     const deps = depsWith({ policy: { ...openPolicy, dmPolicy: 'pairing', groupPolicy: 'allowlist' } });
     const group = messageFrom('U-group', { platform: 'slack', direct: false });
     expect(await admitInbound(deps, group, false)).toBe('not_allowed');
@@ -186,8 +186,8 @@ describe('admitInbound: DM_POLICY=pairing', () => {
     const fourth = messageFrom('U-4', { platform: 'slack' });
     expect(await admitInbound(deps, fourth, false)).toBe('not_allowed');
     expect(await admitInbound(deps, { ...fourth, eventId: 'again' }, false)).toBe('not_allowed');
-    expect(await noticesIn(fourth.address.chatId)).toEqual([admissionNotices.pairing_full]);
-    const [pending] = await db.client.db.$client<{ n: number }[]>`select count(*)::int as n from pairings where platform = 'slack' and status = 'pending'`;
-    expect(pending?.n).toBe(3);
+    expect(await noticesIn(fourth.address.chatId)).toEqual([expect.stringMatching(/pairing code [A-Z2-9]{8} /)]);
+    const rows = await db.client.db.$client<{ user_id: string; status: string }[]>`select user_id, status from pairings where platform = 'slack' order by id`;
+    expect(rows.map((r) => [r.user_id, r.status])).toEqual([['U-1', 'evicted'], ['U-2', 'pending'], ['U-3', 'pending'], ['U-4', 'pending']]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { decideAccess, pairingNotices, resolveConversationKey, type AccessPolicy } from '@switchboard/core';
+import { decideAccess, resolveConversationKey, type AccessPolicy } from '@switchboard/core';
 import { isPairedUser, queueNoticeForAddress, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
@@ -21,7 +21,6 @@ export type Admission = 'allow' | 'not_allowed' | 'rate_limited';
 export const admissionNotices = {
   not_allowed: 'Sorry, I am not available to you here. Ask the people who run this bot to add you.',
   rate_limited: 'You are sending messages faster than I can answer. Please wait a minute before sending more.',
-  pairing_full: pairingNotices.full,
 } as const;
 
 /**
@@ -34,7 +33,7 @@ export const admissionNotices = {
 export const exemptRateFactor = 3;
 
 /** How long a refused user is not told again. */
-const noticeQuietSeconds = { not_allowed: 24 * 3600, rate_limited: 60, pairing_full: 3600 } as const;
+const noticeQuietSeconds = { not_allowed: 24 * 3600, rate_limited: 60 } as const;
 
 type Notice = keyof typeof admissionNotices;
 
@@ -54,7 +53,8 @@ export async function admitInbound(deps: AdmissionDeps, message: InboundMessage,
   // Paired users are the stored half of the allowlist: looked up only when the environment's half did not allow.
   if (access !== 'allow') access = decideAccess(deps.policy, { ...request, paired: await isPairedUser(deps.db, message.platform, message.userId) });
   if (access === 'needs_pairing') {
-    if ((await offerPairing(deps, message)) === 'full') await tellOnce(deps, message, 'pairing_full');
+    // A user an operator denied gets the refusal (once a day) instead of a code, for pairingRules.deniedForMs.
+    if ((await offerPairing(deps, message)) === 'denied') await tellOnce(deps, message, 'not_allowed');
     return 'not_allowed';
   }
   let verdict: Admission = access === 'allow' ? 'allow' : 'not_allowed';

@@ -4,7 +4,7 @@ import type { InboundMessage } from '@switchboard/platforms';
 import { enqueueWake } from '@switchboard/queue';
 import type { AdmissionDeps } from './admission.ts';
 
-export type PairingOffer = 'issued' | 'reminded' | 'quiet' | 'full';
+export type PairingOffer = 'issued' | 'reminded' | 'quiet' | 'denied';
 
 /**
  * An unknown user's direct message under DM_POLICY=pairing (docs/admin.md,

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lte, max, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 import { conversations } from '../schema/conversations.ts';
@@ -10,10 +10,16 @@ import type { DbExecutor } from './admin-executor.ts';
 export interface PairingRequestState {
   pending: { code: string; expiresAt: Date; lastToldAt: Date } | null;
   pendingOnPlatform: number;
+  deniedAt: Date | null;
   now: Date;
 }
 
-export type PairingRequestDecision = { kind: 'issue'; expiresAt: Date } | { kind: 'remind'; code: string; expiresAt: Date } | { kind: 'quiet' } | { kind: 'full' };
+export type PairingRequestDecision =
+  | { kind: 'issue'; expiresAt: Date }
+  | { kind: 'evict_oldest'; expiresAt: Date }
+  | { kind: 'remind'; code: string; expiresAt: Date }
+  | { kind: 'quiet' }
+  | { kind: 'denied' };
 
 export interface PairingRequestInput {
   platform: string;
@@ -28,7 +34,7 @@ export interface PairingRequestInput {
   render: (code: string, expiresAt: Date, now: Date) => string;
 }
 
-export type PairingRequestOutcome = { kind: 'issued' | 'reminded'; code: string; conversationId: number } | { kind: 'quiet' } | { kind: 'full' };
+export type PairingRequestOutcome = { kind: 'issued' | 'reminded'; code: string; conversationId: number } | { kind: 'quiet' } | { kind: 'denied' };
 
 /**
  * A message from a user who needs pairing: under a per-platform advisory lock
@@ -50,10 +56,15 @@ export async function requestPairing(db: Database, input: PairingRequestInput): 
     const pending = await tx
       .select({ id: pairings.id, userId: pairings.userId, code: pairings.code, expiresAt: pairings.expiresAt, lastToldAt: pairings.lastToldAt, conversationId: pairings.conversationId })
       .from(pairings)
-      .where(and(eq(pairings.platform, input.platform), eq(pairings.status, 'pending')));
+      .where(and(eq(pairings.platform, input.platform), eq(pairings.status, 'pending')))
+      .orderBy(asc(pairings.requestedAt), asc(pairings.id));
     const mine = pending.find((row) => row.userId === input.userId) ?? null;
-    const decision = input.decide({ pending: mine, pendingOnPlatform: pending.length, now });
-    if (decision.kind === 'quiet' || decision.kind === 'full') return { kind: decision.kind };
+    const [denied] = await tx
+      .select({ at: max(pairings.decidedAt) })
+      .from(pairings)
+      .where(and(eq(pairings.platform, input.platform), eq(pairings.userId, input.userId), eq(pairings.status, 'denied')));
+    const decision = input.decide({ pending: mine, pendingOnPlatform: pending.length, deniedAt: denied?.at ?? null, now });
+    if (decision.kind === 'quiet' || decision.kind === 'denied') return { kind: decision.kind };
     if (decision.kind === 'remind') {
       if (!mine) throw new Error('pairing rules reminded a user who has no pending code');
       await tx.update(pairings).set({ lastToldAt: now, target: input.target }).where(eq(pairings.id, mine.id));
@@ -61,6 +72,8 @@ export async function requestPairing(db: Database, input: PairingRequestInput): 
       return { kind: 'reminded', code: mine.code, conversationId: mine.conversationId };
     }
     const expiresAt = decision.expiresAt;
+    const oldest = pending[0];
+    if (decision.kind === 'evict_oldest' && oldest) await tx.update(pairings).set({ status: 'evicted', decidedAt: now }).where(eq(pairings.id, oldest.id));
     const [conversation] = await tx
       .insert(conversations)
       .values({ key: input.conversation.key, platform: input.platform, accountId: input.accountId, chatId: input.conversation.chatId, threadId: input.conversation.threadId, userScope: input.conversation.userScope })
@@ -109,9 +122,9 @@ export async function approvePairing(
     const [row] = await tx.select().from(pairings).where(eq(pairings.code, input.code)).for('update');
     const now = await databaseNow(tx);
     let outcome: ApprovePairingOutcome;
-    if (!row || row.status === 'approved') outcome = { kind: 'not_found' };
-    else if (row.status === 'expired' || row.expiresAt.getTime() <= now.getTime()) {
-      await tx.update(pairings).set({ status: 'expired' }).where(eq(pairings.id, row.id));
+    if (!row || row.status === 'approved' || row.status === 'denied') outcome = { kind: 'not_found' };
+    else if (row.status !== 'pending' || row.expiresAt.getTime() <= now.getTime()) {
+      if (row.status === 'pending') await tx.update(pairings).set({ status: 'expired' }).where(eq(pairings.id, row.id));
       outcome = { kind: 'expired', platform: row.platform, userId: row.userId };
     } else {
       await tx.insert(pairedUsers).values({ platform: row.platform, userId: row.userId, code: row.code, approvedBy: input.actor }).onConflictDoNothing();
@@ -119,6 +132,31 @@ export async function approvePairing(
       await tx.insert(outbox).values({ conversationId: row.conversationId, platform: row.platform, target: row.target, text: input.text });
       outcome = { kind: 'approved', platform: row.platform, userId: row.userId, conversationId: row.conversationId };
     }
+    await input.record(tx, outcome);
+    return outcome;
+  });
+}
+
+export type DenyPairingOutcome = { kind: 'denied'; platform: string; userId: string } | { kind: 'not_found' };
+
+/**
+ * Denies a pending code (issue 30, finding 7): the code stops working and the
+ * user gets no new one for a day (core's pairingRules.deniedForMs), however
+ * often they ask; a squatter's slot is free at once. Nothing is sent to the
+ * user now; their next message gets the one-line refusal. Audited in the same
+ * transaction (`record`, called for every outcome).
+ */
+export async function denyPairing(
+  db: Database,
+  input: { code: string; actor: string; record: (tx: DbExecutor, outcome: DenyPairingOutcome) => Promise<void> },
+): Promise<DenyPairingOutcome> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(pairings)
+      .set({ status: 'denied', decidedAt: sql`now()`, decidedBy: input.actor })
+      .where(and(eq(pairings.code, input.code), eq(pairings.status, 'pending')))
+      .returning({ platform: pairings.platform, userId: pairings.userId });
+    const outcome: DenyPairingOutcome = row ? { kind: 'denied', ...row } : { kind: 'not_found' };
     await input.record(tx, outcome);
     return outcome;
   });

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
-export const pairingStatuses = ['pending', 'approved', 'expired'] as const;
+/** `denied`: an operator refused it (the user gets no new code for a day); `evicted`: the oldest pending code, dropped for a newcomer at the platform's cap. */
+export const pairingStatuses = ['pending', 'approved', 'expired', 'denied', 'evicted'] as const;
 export type PairingStatus = (typeof pairingStatuses)[number];
 
 /**

@@ -1,19 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalisePairingCode, pairingNotices } from '@switchboard/core';
-import { approvePairing, listPairedUsers, listPendingPairings, revokePairedUser } from '@switchboard/db';
+import { approvePairing, denyPairing, listPairedUsers, listPendingPairings, revokePairedUser } from '@switchboard/db';
 import { enqueueWake } from '@switchboard/queue';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError } from '../admin-errors.ts';
 import { errors } from '../schemas/common-schemas.ts';
-import { ApproveResult, CodeParams, PairedUserList, PairedUserParams, PairingList, RevokeResult, viewPairedUser, viewPairing } from '../schemas/pairing-schemas.ts';
+import { ApproveResult, CodeParams, DenyResult, PairedUserList, PairedUserParams, PairingList, RevokeResult, viewPairedUser, viewPairing } from '../schemas/pairing-schemas.ts';
 
 const listLimit = 200;
 const tags = ['pairing'];
 
 /**
  * Pairing (DM_POLICY=pairing, docs/admin.md "Pairing"): pending codes,
- * approving one, paired users, revoking one. Approve and revoke are audited
+ * approving or denying one, paired users, revoking one. Approve, deny and revoke are audited
  * in their own transaction, refusals included; the user's welcome is queued
  * in the approval's transaction and delivered by a worker.
  */
@@ -59,6 +59,37 @@ export function registerPairingRoutes(scope: FastifyInstance, ctx: AdminContext)
       await enqueueWake(ctx.queue, { conversationId: outcome.conversationId, inboundEventId: null, reason: 'outbox' }, `paired-${outcome.conversationId}-${Date.now()}`).catch((err: unknown) =>
         ctx.log.warn({ err, conversationId: outcome.conversationId }, 'pairing welcome queued but not woken; the recovery sweep delivers it'),
       );
+      return { ok: true as const, platform: outcome.platform, userId: outcome.userId };
+    },
+  );
+
+  app.post(
+    '/pairings/:code/deny',
+    {
+      schema: {
+        tags,
+        summary: 'Deny a pending code: it stops working, its slot is free, and the user gets no new code for a day (their messages get the one-line refusal). Unknown, malformed or no longer pending: 404 PAIRING_NOT_FOUND, nothing changes',
+        params: CodeParams,
+        response: { 200: DenyResult, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const code = normalisePairingCode(request.params.code);
+      const target = `pairing:${code ?? 'invalid'}`;
+      const outcome = code
+        ? await denyPairing(ctx.db, {
+            code,
+            actor: request.adminActor,
+            record: (tx, result) =>
+              auditAction(ctx, tx, request, {
+                action: 'pairing.deny',
+                target,
+                result: result.kind === 'denied' ? 'ok' : 'PAIRING_NOT_FOUND',
+                detail: result.kind === 'denied' ? { platform: result.platform, userId: result.userId } : {},
+              }),
+          })
+        : await auditAction(ctx, ctx.db, request, { action: 'pairing.deny', target, result: 'PAIRING_NOT_FOUND' }).then(() => ({ kind: 'not_found' as const }));
+      if (outcome.kind === 'not_found') throw new AdminError('PAIRING_NOT_FOUND', 'no pending pairing has this code');
       return { ok: true as const, platform: outcome.platform, userId: outcome.userId };
     },
   );

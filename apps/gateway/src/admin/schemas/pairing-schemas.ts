@@ -32,6 +32,7 @@ export const PairedUserParams = Type.Object({
 
 export const ApproveResult = Type.Object({ ok: Type.Literal(true), platform: Type.String(), userId: Type.String() });
 export const RevokeResult = Type.Object({ ok: Type.Literal(true), platform: Type.String(), userId: Type.String() });
+export const DenyResult = Type.Object({ ok: Type.Literal(true), platform: Type.String(), userId: Type.String() });
 
 export function viewPairing(row: PendingPairing) {
   return { ...row, requestedAt: toIso(row.requestedAt), expiresAt: toIso(row.expiresAt) };

@@ -138,6 +138,19 @@ describe('Discord end to end', () => {
     expect(conversation?.busy_mode).toBe('queue');
   });
 
+  it('keeps members of a group DM apart: each user\'s slash command has its own conversation (issue 30, finding 8)', async () => {
+    const id = channel();
+    // Before, both shared the channel's one conversation, as if it were each one's DM with the bot.
+    await sendDiscordInteraction(sim, { name: 'busy', options: [{ name: 'mode', value: 'queue' }], channelId: id, groupDm: true, userId: '4000000000000000071' });
+    await sendDiscordInteraction(sim, { name: 'busy', options: [{ name: 'mode', value: 'steer' }], channelId: id, groupDm: true, userId: '4000000000000000072' });
+    await waitForDiscordMessages(sim, id, 2);
+    const rows = await system.sql<{ user_scope: string; busy_mode: string }[]>`select user_scope, busy_mode from conversations where chat_id = ${id} order by user_scope`;
+    expect(rows.map((r) => [r.user_scope, r.busy_mode])).toEqual([
+      ['4000000000000000071', 'queue'],
+      ['4000000000000000072', 'steer'],
+    ]);
+  });
+
   it('splits a long reply at 2,000 characters, in order, with a nonce per part and the reply marker on the first', async () => {
     await system.setModelScript({ rules: [{ match: 'long answer', replyRepeat: { text: 'lorem ipsum dolor sit amet ', count: 180 } }] });
     try {

@@ -120,13 +120,14 @@ export async function waitForDiscordGateway(
 /** A slash command (or PING) signed by the simulated Discord and POSTed to the gateway's Interactions Endpoint. */
 export async function sendDiscordInteraction(
   simUrl: string,
-  input: { name?: string; options?: { name: string; value: string }[]; channelId: string; guildId?: string; userId?: string; signing?: 'valid' | 'bad' | 'none'; ping?: boolean },
+  input: { name?: string; options?: { name: string; value: string }[]; channelId: string; guildId?: string; groupDm?: boolean; userId?: string; signing?: 'valid' | 'bad' | 'none'; ping?: boolean },
 ): Promise<DiscordInteractionResult> {
   return (await post(`${simUrl}/control/discord/interactions`, {
     ...(input.name ? { name: input.name } : {}),
     ...(input.options ? { options: input.options } : {}),
     channel_id: input.channelId,
     ...(input.guildId ? { guild_id: input.guildId } : {}),
+    ...(input.groupDm ? { group_dm: true } : {}),
     user: { id: input.userId ?? '4000000000000000042', username: 'tester' },
     ...(input.signing ? { signing: input.signing } : {}),
     ...(input.ping ? { ping: true } : {}),

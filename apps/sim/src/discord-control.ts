@@ -61,6 +61,8 @@ const interactionSchema = z
       .optional(),
     channel_id: snowflake,
     guild_id: snowflake.optional(),
+    /** A group DM (a user-installed app used among friends): channel type 3, interaction context 2 (PRIVATE_CHANNEL). */
+    group_dm: z.boolean().optional(),
     user: z.object({ id: snowflake, username: z.string().min(1).default('sim-user') }).strict(),
     member_roles: z.array(snowflake).optional(),
     signing: z.enum(['valid', 'bad', 'none']).default('valid'),

@@ -11,6 +11,8 @@ export interface InteractionInput {
   options?: { name: string; value: string | number | boolean; type?: number }[];
   channel_id: string;
   guild_id?: string;
+  /** A group DM: channel type 3 and interaction context 2 (PRIVATE_CHANNEL) instead of a DM with the bot. */
+  group_dm?: boolean;
   user: { id: string; username: string };
   member_roles?: string[];
   /** 'valid' (default), 'bad' (a signature that does not verify) or 'none' (no signature headers). */
@@ -47,6 +49,8 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
   const inGuild = input.guild_id !== undefined;
   const user = { id: input.user.id, username: input.user.username, discriminator: '0', global_name: input.user.username, avatar: null };
   const pressed = input.component ? findPressed(store, input.channel_id, input.component) : undefined;
+  // Discord's interaction `context`: 0 GUILD, 1 BOT_DM, 2 PRIVATE_CHANNEL (group DMs and DMs between users, for user-installed apps).
+  const place = inGuild ? { context: 0, channel: { id: input.channel_id, type: 0 } } : input.group_dm ? { context: 2, channel: { id: input.channel_id, type: 3 } } : { context: 1, channel: { id: input.channel_id, type: 1 } };
   const payload = {
     id,
     application_id: store.applicationId,
@@ -58,7 +62,7 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
           data: { custom_id: pressed.customId, component_type: 2 },
           message: toMessage(store, pressed.record),
           channel_id: input.channel_id,
-          channel: { id: input.channel_id, type: inGuild ? 0 : 1 },
+          ...place,
           ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: input.member_roles ?? [], permissions: '0' } } : { user }),
           app_permissions: '0',
           locale: 'en-US',
@@ -73,7 +77,7 @@ export async function sendInteraction(store: DiscordStore, hub: EventHub, url: s
             ...(input.options && input.options.length > 0 ? { options: input.options.map((option) => ({ type: option.type ?? 3, ...option })) } : {}),
           },
           channel_id: input.channel_id,
-          channel: { id: input.channel_id, type: inGuild ? 0 : 1 },
+          ...place,
           ...(inGuild ? { guild_id: input.guild_id, member: { user, roles: input.member_roles ?? [], permissions: '0' } } : { user }),
           app_permissions: '0',
           locale: 'en-US',

@@ -36,6 +36,16 @@ describe('parseDiscordInteraction', () => {
     expect(result.kind === 'command' && result.message.roles).toEqual(['700000000000000001']);
   });
 
+  it('gives each member of a group DM their own conversation, not the DM policy\'s (issue 30, finding 8)', () => {
+    const inGroup = (extra: Record<string, unknown>) => parseDiscordInteraction({ ...base, type: 2, channel_id: '400000000000000009', user, data: { name: 'status' }, ...extra });
+    const scopeOf = (result: ReturnType<typeof parseDiscordInteraction>) => (result.kind === 'command' ? result.message.address.userScope : 'not a command');
+    expect(scopeOf(inGroup({ context: 2, channel: { id: '400000000000000009', type: 3 } }))).toBe(user.id);
+    expect(scopeOf(inGroup({ channel: { id: '400000000000000009', type: 3 } }))).toBe(user.id);
+    expect(scopeOf(inGroup({ context: 2 }))).toBe(user.id);
+    expect(scopeOf(inGroup({ context: 1, channel: { id: '400000000000000009', type: 1 } }))).toBe('');
+    expect(scopeOf(inGroup({}))).toBe('');
+  });
+
   it('leaves other interaction types unsupported and rejects malformed bodies', () => {
     expect(parseDiscordInteraction({ ...base, type: 4, user, channel_id: '1' })).toEqual({ kind: 'unsupported', reason: 'interaction_type_4' });
     for (const body of [null, {}, { ...base, type: 'x' }, { ...base, type: 2, user }, { ...base, type: 2, channel_id: '1', data: { name: 'new' } }]) {

@@ -31,8 +31,10 @@ const interactionSchema = z
     type: z.number().int(),
     token: z.string().min(1),
     channel_id: snowflake.optional(),
-    channel: z.object({ id: snowflake }).passthrough().optional(),
+    channel: z.object({ id: snowflake, type: z.number().int().optional() }).passthrough().optional(),
     guild_id: snowflake.optional(),
+    /** Where the interaction happened: 0 GUILD, 1 BOT_DM, 2 PRIVATE_CHANNEL (Discord interactions docs, "Interaction Context Types"). */
+    context: z.number().int().optional(),
     member: z.object({ user: userSchema, roles: z.array(snowflake).default([]) }).passthrough().optional(),
     user: userSchema.optional(),
     data: z
@@ -99,6 +101,7 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
   const name = interaction.data.name.toLowerCase();
   const args = flattenOptionValues(interaction.data.options ?? []);
   const inGuild = interaction.guild_id !== undefined;
+  const direct = isBotDirectMessage(interaction);
   return {
     kind: 'command',
     name,
@@ -113,11 +116,30 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
         accountId: context.applicationId ?? interaction.application_id,
         chatId: channelId,
         threadId: '',
-        userScope: inGuild ? user.id : '',
+        // Anywhere but the user's own DM with the bot, each user has their own conversation (as in a guild channel).
+        userScope: direct ? '' : user.id,
       },
       replyTarget: { channelId, interactionToken: interaction.token, applicationId: interaction.application_id },
     }),
   };
+}
+
+/** Channel type 3: GROUP_DM. */
+const groupDmChannel = 3;
+/** Interaction context 1: BOT_DM. */
+const botDmContext = 1;
+
+/**
+ * Only a DM between the user and the bot is direct (issue 30, finding 8): an
+ * interaction without guild_id may also come from a group DM or a DM between
+ * two users (a user-installed app), whose members must not share one
+ * conversation nor pass as the DM policy's direct messages. Discord's
+ * `context` says which; without it, the channel's type does.
+ */
+function isBotDirectMessage(interaction: { guild_id?: string | undefined; context?: number | undefined; channel?: { type?: number | undefined } | undefined }): boolean {
+  if (interaction.guild_id !== undefined) return false;
+  if (interaction.context !== undefined) return interaction.context === botDmContext;
+  return interaction.channel?.type !== groupDmChannel;
 }
 
 // Subcommands (types 1 and 2) nest their own options; their names are part of the command line.

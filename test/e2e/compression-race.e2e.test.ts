@@ -20,7 +20,7 @@ import { chatPrefix, lastUserText, modelRequests, requestsOfChat, waitForConditi
 const transcriptPrefix = 'Transcript to summarise:';
 const summaryText = 'SUMMARY: the user sent long pangrams, each answered with an echo.';
 const filler = 'the quick brown fox jumps over the lazy dog '.repeat(14).trim();
-const chats = { race: 4001, crash: 4002 };
+const chats = { race: 4001, crash: 4002, grown: 4003 };
 const long = (chat: number, n: number) => `${chatPrefix(chat)} m${String(n).padStart(2, '0')}: ${filler}`;
 const summariserFor = (chat: number) => `^${transcriptPrefix}[\\s\\S]*${chatPrefix(chat)}`;
 
@@ -28,6 +28,8 @@ const script = {
   rules: [
     // The crash case: the first summary of that chat never answers (the process is killed while it waits).
     { matchRegex: summariserFor(chats.crash), hang: true, times: 1 },
+    // The grown case: a summary slow enough for a whole turn to commit while it is written.
+    { matchRegex: summariserFor(chats.grown), reply: summaryText, delayMs: 3000, times: 1 },
     // Slow enough that all racers are past their lock attempt while the winner still waits for it.
     { match: transcriptPrefix, reply: summaryText, delayMs: 1500 },
   ],
@@ -252,4 +254,34 @@ describe('compression races and crashes across processes', () => {
       await close();
     }
   });
+
+  it('a compression whose session grew while it summarised (a turn committed by another worker) is discarded, not committed without that exchange (issue 29, defect 1)', async () => {
+    const chat = chats.grown;
+    await converse(chat, 1, 8);
+    await waitForIdle(system, [chat]);
+    const conversation = await conversationState(system, chat);
+    const rootId = conversation.current_session_id as number;
+
+    // Worker A (its own process, holding no lease) is writing the summary of the root session...
+    const compressing = startCompressOnce(conversation.id, { gate: false });
+    await waitForModelRequest(system, (r) => isSummaryOf(r, chat), { timeoutMs: 30_000, what: 'the slow summary' });
+    // ...while the system's worker runs a turn on the same session and the user gets its reply.
+    await converse(chat, 9, 9);
+    await waitForIdle(system, [chat]);
+
+    const result = await compressing.exited;
+    expect(result.code, result.output).toBe(0);
+    // Before the fix: 'compressed', with a child built from the ids read before the turn: m09 and its reply in neither part.
+    expect(result.result?.outcome).toBe('stale');
+    expect((await conversationState(system, chat)).current_session_id).toBe(rootId);
+    const chain = await system.sql<{ content: string }[]>`
+      select m.content from messages m join conversations c on c.current_session_id = m.session_id where c.id = ${conversation.id} order by m.seq`;
+    expect(chain.map((m) => m.content).slice(-2)).toEqual([long(chat, 9), `echo: ${long(chat, 9)}`]);
+
+    // The next compression sees the whole session, the new exchange included.
+    const again = await startCompressOnce(conversation.id, { gate: false }).exited;
+    expect(again.result?.outcome, again.output).toBe('compressed');
+    const child = await system.sql<{ content: string }[]>`select content from messages where session_id = ${again.result!.childSessionId!} order by seq`;
+    expect(child.map((m) => m.content).slice(-2)).toEqual([long(chat, 9), `echo: ${long(chat, 9)}`]);
+  }, 120_000);
 });

@@ -32,7 +32,7 @@ import type { WorkerContext } from './worker-context.ts';
  * besides the earlier summary too little would be summarised for the session
  * to shrink. Both are no-ops: no model call, nothing written.
  */
-export type CompressionOutcome = 'compressed' | 'not_needed' | 'nothing_to_gain' | 'superseded' | 'locked' | 'rotated' | 'failed' | 'blocked' | 'backoff' | 'interrupted';
+export type CompressionOutcome = 'compressed' | 'not_needed' | 'nothing_to_gain' | 'superseded' | 'locked' | 'rotated' | 'stale' | 'failed' | 'blocked' | 'backoff' | 'interrupted';
 
 export interface CompressionOptions {
   /** A person asked (/compact, the operator): ignore the backoff and the automatic-compression stop. */
@@ -225,20 +225,29 @@ async function summariseAndCommit(
   const summaryTokens = estimateMessageTokens(summary);
   const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
   const { shrunk, compressFailures, blocked } = judgeCompression({ summaryTokens, keptTokens, sessionTokens: session.tokenEstimate, failuresBefore: session.compressFailures });
-  const childSessionId = await commitCompression(ctx.db, {
+  const committed = await commitCompression(ctx.db, {
     conversationId,
     oldSessionId: sessionId,
     summary,
     summaryTokens,
     keptMessageIds: plan.keep.map((m) => m.id),
+    readUpToSeq: messages.at(-1)?.seq ?? 0,
     keptTokens,
     compressFailures,
     blocked,
   });
-  if (childSessionId === null) {
+  if (committed.kind === 'rotated') {
     ctx.metrics.countCompression('skipped_rotated');
     return { outcome: 'rotated', oldSessionId: sessionId };
   }
+  if (committed.kind === 'stale') {
+    // A turn committed to the session while the summary was written (this worker lost the lease, or the lock
+    // failed open): the summary does not cover it, so it is thrown away; the next turn's preflight compresses again.
+    ctx.metrics.countCompression('skipped_stale');
+    ctx.log.warn({ conversationId, sessionId }, 'compression discarded: the session grew while it was summarised');
+    return { outcome: 'stale', oldSessionId: sessionId };
+  }
+  const childSessionId = committed.childSessionId;
   ctx.metrics.countCompression('done');
   Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
   await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });

@@ -22,6 +22,7 @@ const compactReplies: Record<CompressionOutcome, (n: number) => string> = {
   superseded: () => 'Nothing to do: the conversation was compressed or reset since you asked.',
   locked: () => 'A compression is already running; it will be done in a moment.',
   rotated: () => 'The conversation was just compressed.',
+  stale: () => 'New messages arrived while I summarised; the conversation goes on uncompressed. Try again in a moment.',
   failed: () => 'Compression failed this time; the conversation goes on uncompressed. Try again later.',
   blocked: () => 'Compression is paused for this conversation.',
   backoff: () => 'Compression will be retried shortly.',

@@ -32,6 +32,7 @@ const auditResults: Record<CompressionOutcome, string> = {
   superseded: 'SESSION_SUPERSEDED',
   locked: 'COMPRESSION_RUNNING',
   rotated: 'SESSION_SUPERSEDED',
+  stale: 'SESSION_GREW',
   failed: 'SUMMARISER_FAILED',
   blocked: 'COMPRESSION_BLOCKED',
   backoff: 'COMPRESSION_BACKOFF',
@@ -58,7 +59,8 @@ export async function runCompactionJob(ctx: WorkerContext, job: CompactConversat
     const result = await finishCompaction(ctx, job, jobId, { outcome: 'superseded', changed: false, sessionId, currentSessionId: conversation?.currentSessionId ?? undefined });
     return { kind: 'done', result };
   }
-  // A lost lease does not stop the compaction: its advisory lock still keeps two compressions of one conversation apart (docs/compression.md).
+  // A lost lease does not stop the compaction: its advisory lock still keeps two compressions of one conversation apart, and a turn
+  // the new holder commits meanwhile makes its commit `stale` (discarded), never lost from the chain (docs/compression.md, "The commit").
   const run = await ctx.leases.runHeld(conversationId, async () => {
     const compression = await compressConversation(ctx, conversationId, { force: true, expectedSessionId: sessionId });
     return {

@@ -7,7 +7,7 @@ export interface WorkerMetrics {
   observeWakeDelay(ms: number): void;
   observeTurn(outcome: string, seconds: number): void;
   countRecoveryNote(kind: 'recovery' | 'resume'): void;
-  countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'failed'): void;
+  countCompression(outcome: 'done' | 'skipped_lock' | 'skipped_rotated' | 'skipped_stale' | 'failed'): void;
   /** A committed compression's own work: the whole call minus the summariser's time (issue 4: < 100 ms). */
   observeCompressionGateway(ms: number): void;
   /** One summariser call, answered ('ok') or failed / timed out ('failed'). */

@@ -48,7 +48,7 @@ export async function tryLockSessionForCompression(db: Database, sessionId: numb
 }
 
 /** The columns compression reads: planning (role, tokens, tool calls), the tool tail, the summariser's transcript, the commit's ids. */
-export type CompressionSourceMessage = Pick<MessageRow, 'id' | 'role' | 'kind' | 'content' | 'toolCalls' | 'toolCallId' | 'toolName' | 'tokens'>;
+export type CompressionSourceMessage = Pick<MessageRow, 'id' | 'seq' | 'role' | 'kind' | 'content' | 'toolCalls' | 'toolCallId' | 'toolName' | 'tokens'>;
 
 /**
  * A session's messages in order, for compression. Not `loadSessionMessages`:
@@ -59,7 +59,7 @@ export type CompressionSourceMessage = Pick<MessageRow, 'id' | 'role' | 'kind' |
  */
 export async function loadMessagesForCompression(db: Database, sessionId: number): Promise<CompressionSourceMessage[]> {
   const rows = await db.$client<(Omit<CompressionSourceMessage, 'id'> & { id: string | number })[]>`
-    select id, role, kind, content, tool_calls as "toolCalls", tool_call_id as "toolCallId", tool_name as "toolName", tokens
+    select id, seq, role, kind, content, tool_calls as "toolCalls", tool_call_id as "toolCallId", tool_name as "toolName", tokens
     from messages where session_id = ${sessionId} order by seq`;
   // bigint arrives as a string (message ids stay far below 2^53); converted in place, not copied row by row.
   for (const row of rows) row.id = Number(row.id);
@@ -73,31 +73,49 @@ export interface CompressionCommit {
   summaryTokens: number;
   /** Ids of the old session's messages kept verbatim, oldest first. */
   keptMessageIds: number[];
+  /**
+   * The old session's last seq when its messages were read (the last one's
+   * seq): the commit happens only if the session still ends there, so an
+   * exchange committed while the summary was written (by a worker that took
+   * the lease) is never left out of the chain (issue 29, defect 1).
+   */
+  readUpToSeq: number;
   keptTokens: number;
   /** Consecutive compressions that did not shrink the session, carried to the child. */
   compressFailures: number;
   blocked: boolean;
 }
 
+/** The commit's result: the child, or why there is none. */
+export type CompressionCommitResult =
+  | { kind: 'committed'; childSessionId: number }
+  /** The pointer moved on (another compression, /new): nothing written. */
+  | { kind: 'rotated' }
+  /** The session grew after it was read (a turn committed meanwhile): the summary would leave that exchange out, so nothing is written. */
+  | { kind: 'stale' };
+
 /**
  * The compression commit (docs/compression.md), one statement: the child session
  * (parent = old) with the summary and the kept messages, the old session
  * ended `compressed`, and the conversation's pointer moved from old to child
- * only if it still points at old. If the pointer did not move, nothing else
- * happens either: every other part hangs off the compare-and-set row.
- * Returns the child's id, or null when someone else rotated first.
+ * only if it still points at old and the old session still ends at
+ * `readUpToSeq` (nothing was committed to it since it was read). If not,
+ * nothing else happens either: every other part hangs off the
+ * compare-and-set row.
  */
-export async function commitCompression(db: Database, input: CompressionCommit): Promise<number | null> {
+export async function commitCompression(db: Database, input: CompressionCommit): Promise<CompressionCommitResult> {
   const kept = `{${input.keptMessageIds.join(',')}}`;
   const count = input.keptMessageIds.length + 1;
-  const [row] = await db.execute<{ child_id: string | null }>(sql`
+  const [row] = await db.execute<{ child_id: string | null; moved: boolean }>(sql`
     with moved as (
       select c.id from conversations c
       where c.id = ${input.conversationId} and c.current_session_id = ${input.oldSessionId}
       for update
     ), old as (
+      -- last_seq in the UPDATE's own condition, not a separate read: a turn commit that landed while this
+      -- statement waited for a lock is seen here (the row is re-checked at its newest version), never missed.
       update sessions set status = 'compressed', end_reason = 'compressed', ended_at = now()
-      where id = ${input.oldSessionId} and status = 'active' and exists (select 1 from moved)
+      where id = ${input.oldSessionId} and status = 'active' and last_seq = ${input.readUpToSeq} and exists (select 1 from moved)
       returning id, recovery_ack_key
     ), child as (
       insert into sessions (conversation_id, parent_session_id, token_estimate, message_count, last_seq, recovery_ack_key, compress_failures, compress_blocked)
@@ -117,8 +135,9 @@ export async function commitCompression(db: Database, input: CompressionCommit):
       from child where conversations.id = ${input.conversationId}
       returning child.id
     )
-    select (select id from pointer) as child_id`);
-  return row?.child_id ? Number(row.child_id) : null;
+    select (select id from pointer) as child_id, exists (select 1 from moved) as moved`);
+  if (row?.child_id) return { kind: 'committed', childSessionId: Number(row.child_id) };
+  return row?.moved ? { kind: 'stale' } : { kind: 'rotated' };
 }
 
 /** The parameters of core's judgeCompressionFailure (its policy, and compressionBackoffMaxDoublings). */

@@ -4,6 +4,7 @@ import {
   compressionBackoffMaxDoublings,
   estimateMessageTokens,
   findToolTail,
+  normaliseText,
   hasEnoughToSummarise,
   judgeCompression,
   planCompression,
@@ -210,32 +211,34 @@ async function summariseAndCommit(
   const asked = performance.now();
   let summary: string;
   try {
-    summary = await ctx.summariser.summarise(transcript);
+    // Cleaned like model text (normaliseText): a summary with U+0000 or a lone surrogate made the commit throw, every time (issue 29, defect 4).
+    summary = normaliseText(await ctx.summariser.summarise(transcript));
   } catch (error) {
     trace.summariserMs = performance.now() - asked;
     ctx.metrics.observeCompressionSummariser('failed', trace.summariserMs);
-    if (!(error instanceof AgentError)) throw error;
-    const { failures, blocked } = await recordCompressionFailure(ctx.db, sessionId, { ...compressionPolicy(ctx), maxDoublings: compressionBackoffMaxDoublings });
-    ctx.metrics.countCompression('failed');
-    ctx.log.warn({ conversationId, sessionId, failures, blocked, err: error.cause }, 'summariser failed; continuing without compression');
-    return { outcome: 'failed', oldSessionId: sessionId };
+    return failCompression(ctx, { conversationId, sessionId, error });
   }
   trace.summariserMs = performance.now() - asked;
   ctx.metrics.observeCompressionSummariser('ok', trace.summariserMs);
   const summaryTokens = estimateMessageTokens(summary);
   const keptTokens = plan.keep.reduce((sum, m) => sum + m.tokens, 0);
   const { shrunk, compressFailures, blocked } = judgeCompression({ summaryTokens, keptTokens, sessionTokens: session.tokenEstimate, failuresBefore: session.compressFailures });
-  const committed = await commitCompression(ctx.db, {
-    conversationId,
-    oldSessionId: sessionId,
-    summary,
-    summaryTokens,
-    keptMessageIds: plan.keep.map((m) => m.id),
-    readUpToSeq: messages.at(-1)?.seq ?? 0,
-    keptTokens,
-    compressFailures,
-    blocked,
-  });
+  let committed: Awaited<ReturnType<typeof commitCompression>>;
+  try {
+    committed = await commitCompression(ctx.db, {
+      conversationId,
+      oldSessionId: sessionId,
+      summary,
+      summaryTokens,
+      keptMessageIds: plan.keep.map((m) => m.id),
+      readUpToSeq: messages.at(-1)?.seq ?? 0,
+      keptTokens,
+      compressFailures,
+      blocked,
+    });
+  } catch (error) {
+    return failCompression(ctx, { conversationId, sessionId, error });
+  }
   if (committed.kind === 'rotated') {
     ctx.metrics.countCompression('skipped_rotated');
     return { outcome: 'rotated', oldSessionId: sessionId };
@@ -252,6 +255,27 @@ async function summariseAndCommit(
   Object.assign(trace, { summarised: plan.summarise.length, kept: plan.keep.length, shrunk });
   await ctx.emit({ type: 'session.compressed', conversationId, sessionId, childSessionId });
   return { outcome: 'compressed', oldSessionId: sessionId, childSessionId, summarisedMessages: plan.summarise.length };
+}
+
+/**
+ * Any failure of the summary or its commit backs off like a failing
+ * summariser (COMPRESSION_BACKOFF_MS, at most COMPRESSION_MAX_ATTEMPTS in a
+ * row): before, only an AgentError did, and anything else was thrown into the
+ * turn, which re-ran the compression with a summariser call every few seconds
+ * (issue 29, defect 4). If even recording the failure fails (Postgres down),
+ * the compression still ends `failed`: the turn goes on without it.
+ */
+async function failCompression(ctx: WorkerContext, failure: { conversationId: number; sessionId: number; error: unknown }): Promise<CompressionResult> {
+  const { conversationId, sessionId, error } = failure;
+  const expected = error instanceof AgentError;
+  if (!expected) ctx.metrics.countUnexpectedError('compression');
+  const recorded = await recordCompressionFailure(ctx.db, sessionId, { ...compressionPolicy(ctx), maxDoublings: compressionBackoffMaxDoublings }).catch((err: unknown) => {
+    ctx.log.warn({ err, conversationId, sessionId }, 'compression failure not recorded; no backoff this time');
+    return undefined;
+  });
+  ctx.metrics.countCompression('failed');
+  ctx.log.warn({ conversationId, sessionId, ...recorded, err: expected ? error.cause : error }, expected ? 'summariser failed; continuing without compression' : 'compression failed unexpectedly; continuing without compression');
+  return { outcome: 'failed', oldSessionId: sessionId };
 }
 
 function compressionPolicy(ctx: WorkerContext): CompressionPolicy {

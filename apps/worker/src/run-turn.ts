@@ -18,6 +18,7 @@ import { steerableInput } from './plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
 import { resolveMedia, type ResolvedInput } from './resolve-media.ts';
 import { startReplyStream, streamingSender, type ReplyStream, type StreamResult } from './reply-stream.ts';
+import { failTurnUnexpectedly } from './fail-turn.ts';
 import { suspendLoops } from './restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
@@ -79,6 +80,18 @@ export interface ExecutedTurn {
 export async function runTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, holding: LeaseHolding): Promise<TurnOutcome> {
   // The last turn still running is not ours to continue: a dead worker's, or one that lost the lease.
   if (state.lastTurn?.status === 'running') return settleStaleTurn(ctx, state.conversation.id, holding);
+  try {
+    return await prepareExecuteCommit(ctx, state, input, active, holding);
+  } catch (error) {
+    // Preparation and commit have no catch of their own: whatever throws there ends the turn failed, once (fail-turn.ts).
+    const failed = await failTurnUnexpectedly(ctx, { state, input, holding, error, notice: notices.failed });
+    if (failed.kind === 'committed') active.dispatch({ kind: 'committed', outcome: 'failed' });
+    return failed;
+  }
+}
+
+/** runTurn's steps once no stale turn is in the way. */
+async function prepareExecuteCommit(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn, holding: LeaseHolding): Promise<TurnOutcome> {
   // The turn's time budget (issue 17, defect 3) runs from here: compression, model requests,
   // retries and tools all count; the commit and the delivery do not. It ends the turn through
   // the same signal as /stop, so every wait the turn is in is cut at once.

@@ -4,6 +4,7 @@ import { crashStreakChangeOf, crashStreakSuspends } from './runtime-crashes.ts';
 describe('crashStreakChangeOf', () => {
   it('adds one for a turn whose runtime child died, and clears on a completed turn', () => {
     expect(crashStreakChangeOf({ status: 'failed', error: 'RUNTIME_CRASHED' })).toBe('increment');
+    expect(crashStreakChangeOf({ status: 'failed', error: 'UNEXPECTED' })).toBe('increment');
     expect(crashStreakChangeOf({ status: 'completed' })).toBe('reset');
   });
 

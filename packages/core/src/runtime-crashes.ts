@@ -12,7 +12,8 @@ export type CrashStreakChange = 'increment' | 'reset' | 'keep';
 /** What a committed turn does to the streak: a crash adds one, a completed turn clears it, anything else (a stop, a model error, a timeout) leaves it. */
 export function crashStreakChangeOf(turn: { status: string; error?: string | null }): CrashStreakChange {
   if (turn.status === 'completed') return 'reset';
-  if (turn.status === 'failed' && turn.error === 'RUNTIME_CRASHED') return 'increment';
+  // An error nobody expected (UNEXPECTED, issue 29 defect 4) counts like a crash: a conversation that keeps failing so is suspended, never looped on.
+  if (turn.status === 'failed' && (turn.error === 'RUNTIME_CRASHED' || turn.error === 'UNEXPECTED')) return 'increment';
   return 'keep';
 }
 

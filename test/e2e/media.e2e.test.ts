@@ -245,3 +245,40 @@ describe('the transcriber\'s key (issue 30, finding 8)', () => {
     expect(transcriptions[0]?.authorization ?? '').not.toContain('sk-model-provider-secret');
   });
 });
+
+describe('the turn\'s media budget (issue 30, finding 3)', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({
+      slack: true,
+      workerEnv: { MEDIA_MAX_BYTES: '4096', MEDIA_TURN_MAX_BYTES: '6000', MEDIA_TURN_MAX_IMAGES: '1', MEDIA_DOCUMENT_MAX_CHARS: '200' },
+    });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('a long document reaches the model cut, with a line saying so', async () => {
+    const text = 'x'.repeat(150) + 'TAIL-NOT-READ'.repeat(20);
+    const doc = await uploadFile(system.simUrl, { name: 'long.txt', mime: 'text/plain', text });
+    await system.sendSlack({ channel: 'D0BUDGET1', text: 'read this', files: [doc.id] });
+    await system.waitForSlack('D0BUDGET1', 1);
+    const user = await findUserMessage(system.simUrl, (m) => textOf(m).startsWith('read this'));
+    expect(textOf(user)).toContain(`[cut: the document is ${text.length} characters long; only the first 200 were read]`);
+    expect(textOf(user).match(/TAIL-NOT-READ/g)?.length ?? 0).toBeLessThan(5);
+  });
+
+  it('files past the turn\'s bytes or images get one short reply, and the next message is answered', async () => {
+    const a = await uploadFile(system.simUrl, { name: 'a.txt', mime: 'text/plain', text: 'a'.repeat(3500) });
+    const b = await uploadFile(system.simUrl, { name: 'b.txt', mime: 'text/plain', text: 'b'.repeat(3500) });
+    await system.sendSlack({ channel: 'D0BUDGET2', text: 'two big ones', files: [a.id, b.id] });
+    const one = await uploadFile(system.simUrl, { name: 'p1.png', mime: 'image/png', bytes: randomBytes(100) });
+    const two = await uploadFile(system.simUrl, { name: 'p2.png', mime: 'image/png', bytes: randomBytes(100) });
+    await system.sendSlack({ channel: 'D0BUDGET3', text: 'two pictures', files: [one.id, two.id] });
+    expect((await system.waitForSlack('D0BUDGET2', 1)).map((m) => m.text)).toEqual([mediaNotices.over_budget]);
+    expect((await system.waitForSlack('D0BUDGET3', 1)).map((m) => m.text)).toEqual([mediaNotices.over_budget]);
+    await system.sendSlack({ channel: 'D0BUDGET2', text: 'still there?' });
+    expect((await system.waitForSlack('D0BUDGET2', 2))[1]?.text).toBe('echo: still there?');
+  });
+});

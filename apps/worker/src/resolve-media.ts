@@ -1,7 +1,20 @@
 import { createHash } from 'node:crypto';
 import { createTranscriber, type InputImage, type Transcriber } from '@switchboard/agent';
 import { transcribeApiKeyOf, type WorkerConfig } from '@switchboard/config';
-import { describeDocument, describeImage, describeUnreadFile, joinUserText, mediaNotices, normaliseText, planAttachment, type InboundAttachment, type MediaNoticeReason } from '@switchboard/core';
+import {
+  cutDocumentText,
+  describeDocument,
+  describeImage,
+  describeUnreadFile,
+  fitsTurnBudget,
+  joinUserText,
+  mediaNotices,
+  normaliseText,
+  planAttachment,
+  type InboundAttachment,
+  type MediaNoticeReason,
+  type MediaTurnSpent,
+} from '@switchboard/core';
 import { recordAttachmentHashes, type InboundEventRow } from '@switchboard/db';
 import { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, PlatformError, type FileFetcher } from '@switchboard/platforms';
 import type { WorkerContext } from './worker-context.ts';
@@ -60,13 +73,15 @@ export async function resolveMedia(ctx: Pick<WorkerContext, 'config' | 'db' | 'l
   const dropped = new Set<number>();
   const images = new Map<number, InputImage[]>();
   const notices: string[] = [];
+  // What the turn's files have cost so far, against MEDIA_TURN_MAX_BYTES and MEDIA_TURN_MAX_IMAGES.
+  const spent: MediaTurnSpent = { bytes: 0, images: 0 };
   for (const event of input) {
     const attachments = event.attachments ?? [];
     if (attachments.length === 0) {
       events.push(event);
       continue;
     }
-    const outcome = await readEventFiles(ctx, platform, event, attachments, signal);
+    const outcome = await readEventFiles(ctx, { platform, event, attachments, turnSignal: signal, spent });
     if (outcome.kind === 'refused' && signal.aborted && refusalsAStopCanCause.has(outcome.reason)) {
       // Stopped while fetching (/stop, an interrupt, shutdown): like any input of a stopped turn the message stays in the
       // transcript, here as what it was (caption and "[image: …, not read]"), and nothing is said about the file.
@@ -89,14 +104,19 @@ export async function resolveMedia(ctx: Pick<WorkerContext, 'config' | 'db' | 'l
   return { events, dropped, images, notices };
 }
 
-async function readEventFiles(
-  ctx: Pick<WorkerContext, 'config' | 'log' | 'media'>,
-  platform: string,
-  event: InboundEventRow,
-  attachments: readonly InboundAttachment[],
-  turnSignal: AbortSignal,
-): Promise<EventOutcome> {
+/** One event's files to read, and what the turn's files have spent so far (updated here). */
+interface EventFiles {
+  platform: string;
+  event: InboundEventRow;
+  attachments: readonly InboundAttachment[];
+  turnSignal: AbortSignal;
+  spent: MediaTurnSpent;
+}
+
+async function readEventFiles(ctx: Pick<WorkerContext, 'config' | 'log' | 'media'>, request: EventFiles): Promise<EventOutcome> {
+  const { platform, event, attachments, turnSignal, spent } = request;
   const { config, media } = ctx;
+  const budget = { maxBytes: config.MEDIA_TURN_MAX_BYTES, maxImages: config.MEDIA_TURN_MAX_IMAGES, maxDocumentChars: config.MEDIA_DOCUMENT_MAX_CHARS };
   const parts: string[] = [];
   const images: InputImage[] = [];
   const read: InboundAttachment[] = [];
@@ -108,6 +128,10 @@ async function readEventFiles(
       ctx.log.info({ ...log, reason: plan.reason }, 'file refused before download');
       return { kind: 'refused', reason: plan.reason };
     }
+    if (!fitsTurnBudget(spent, budget, { kind: plan.kind, size: attachment.size })) {
+      ctx.log.info({ ...log, spent }, 'file refused: over the turn\'s media budget');
+      return { kind: 'refused', reason: 'over_budget' };
+    }
     if (!fetcher) return { kind: 'refused', reason: 'fetch_failed' };
     let bytes: Buffer;
     try {
@@ -117,13 +141,20 @@ async function readEventFiles(
       ctx.log.warn({ ...log, code, stopped: turnSignal.aborted }, 'file not fetched');
       return { kind: 'refused', reason: code === 'FILE_TOO_LARGE' ? 'too_large' : code === 'FILE_REFUSED' ? 'not_hosted' : 'fetch_failed' };
     }
+    // The announced size may be missing or wrong: the bytes themselves are what the turn spends.
+    if (!fitsTurnBudget(spent, budget, { kind: plan.kind, size: bytes.byteLength })) {
+      ctx.log.info({ ...log, spent, downloaded: bytes.byteLength }, 'file refused: over the turn\'s media budget');
+      return { kind: 'refused', reason: 'over_budget' };
+    }
+    spent.bytes += bytes.byteLength;
+    if (plan.kind === 'image') spent.images += 1;
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     read.push({ ...attachment, size: bytes.byteLength, sha256 });
     if (plan.kind === 'image') {
       images.push({ dataUrl: `data:${attachment.mime ?? 'image/jpeg'};base64,${bytes.toString('base64')}` });
       parts.push(describeImage(attachment.name, sha256));
     } else if (plan.kind === 'text') {
-      parts.push(describeDocument(attachment.name, normaliseText(bytes.toString('utf8'))));
+      parts.push(describeDocument(attachment.name, cutDocumentText(normaliseText(bytes.toString('utf8')), budget.maxDocumentChars)));
     } else {
       const transcript = await transcribeVoice(ctx, attachment, bytes, turnSignal, log);
       if (transcript === null) return { kind: 'refused', reason: 'transcribe_failed' };

@@ -201,6 +201,12 @@ export const workerEnvSchema = z
       MEDIA_MAX_BYTES: intInRange(5 * 1024 * 1024, 1, 50 * 1024 * 1024),
       /** How long fetching one file (the platform's lookup and the download together) may take before the user is told it failed. */
       MEDIA_FETCH_TIMEOUT_MS: intInRange(20_000, 100, 300_000),
+      /** Bytes of all files one turn reads (issue 30, finding 3); a file past it gets one short reply. */
+      MEDIA_TURN_MAX_BYTES: intInRange(10 * 1024 * 1024, 1, 200 * 1024 * 1024),
+      /** Images one turn reads (each is held as base64 for the request). */
+      MEDIA_TURN_MAX_IMAGES: intInRange(8, 0, 100),
+      /** Characters of one document's text given to the model; the rest is cut with a note. */
+      MEDIA_DOCUMENT_MAX_CHARS: intInRange(100_000, 100, 10_000_000),
       /** OpenAI-compatible base URL whose /audio/transcriptions turns voice into text; unset: voice is refused with one short reply. */
       TRANSCRIBE_BASE_URL: url(),
       TRANSCRIBE_MODEL: z.string().trim().min(1).default('whisper-1'),

@@ -85,8 +85,10 @@ export { movesToNextModel, orderModelEndpoints, planModelOrder, type ChosenModel
 export { crashStreakChangeOf, crashStreakSuspends, type CrashStreakChange } from './runtime-crashes.ts';
 export { planReactionChange, reactionEmoji, reactionOfTurn, type ReactionChange, type ReactionStatus, type SettledTurnStatus } from './status-reactions.ts';
 export {
+  cutDocumentText,
   describeDocument,
   describeImage,
+  fitsTurnBudget,
   describeUnreadFile,
   isTextDocument,
   joinUserText,
@@ -96,6 +98,8 @@ export {
   type AttachmentPlan,
   type InboundAttachment,
   type MediaNoticeReason,
+  type MediaTurnBudget,
+  type MediaTurnSpent,
 } from './media.ts';
 export {
   planStreamStep,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeImage, isTextDocument, joinUserText, planAttachment, type InboundAttachment } from './media.ts';
+import { cutDocumentText, describeImage, fitsTurnBudget, isTextDocument, joinUserText, planAttachment, type InboundAttachment } from './media.ts';
 
 const file = (fields: Partial<InboundAttachment>): InboundAttachment => ({ kind: 'document', ref: 'r', mime: null, name: null, size: null, ...fields });
 const limits = { maxBytes: 1000, transcription: true };
@@ -34,5 +34,25 @@ describe('the text a file becomes', () => {
   it('keeps a caption first and an image as a short placeholder', () => {
     expect(joinUserText('  look ', [describeImage(null, 'ab'.repeat(32))])).toBe(`look\n\n[image: photo, sha256 ${'ab'.repeat(6)}]`);
     expect(joinUserText('', ['only'])).toBe('only');
+  });
+});
+
+describe('the turn\'s media budget (issue 30, finding 3)', () => {
+  const budget = { maxBytes: 1000, maxImages: 1, maxDocumentChars: 10 };
+
+  it('admits files while the turn\'s bytes and images last', () => {
+    expect(fitsTurnBudget({ bytes: 0, images: 0 }, budget, { kind: 'text', size: 1000 })).toBe(true);
+    expect(fitsTurnBudget({ bytes: 1, images: 0 }, budget, { kind: 'text', size: 1000 })).toBe(false);
+    expect(fitsTurnBudget({ bytes: 0, images: 1 }, budget, { kind: 'image', size: 10 })).toBe(false);
+    expect(fitsTurnBudget({ bytes: 0, images: 1 }, budget, { kind: 'transcribe', size: 10 })).toBe(true);
+    expect(fitsTurnBudget({ bytes: 999, images: 0 }, budget, { kind: 'text', size: null })).toBe(true);
+  });
+
+  it('cuts a long document with a line saying so, never inside a surrogate pair', () => {
+    expect(cutDocumentText('short', 10)).toBe('short');
+    expect(cutDocumentText('abcdefghijklmnop', 10)).toBe('abcdefghij\n[cut: the document is 16 characters long; only the first 10 were read]');
+    const cut = cutDocumentText('abcdefghi😀xyz', 10);
+    expect(cut.startsWith('abcdefghi\n')).toBe(true);
+    expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 });

@@ -71,6 +71,7 @@ export const mediaNotices = {
   voice_off: 'Voice messages are not supported here. Please type your message.',
   fetch_failed: 'I could not download your file. Please try sending it again.',
   not_hosted: 'I can only read files uploaded here, not links to files stored elsewhere.',
+  over_budget: 'That is more than I can read at once. Please send fewer or smaller files.',
   transcribe_failed: 'I could not transcribe your voice message. Please try again or type it.',
 } as const;
 
@@ -92,6 +93,42 @@ export function describeImage(name: string | null, sha256: string): string {
 /** A text document as the model reads it: its name, then its text. */
 export function describeDocument(name: string | null, text: string): string {
   return `[file: ${name ?? 'document'}]\n${text}`;
+}
+
+/**
+ * What one turn may read of its input's files (issue 30, finding 3): a turn
+ * takes up to 32 events, each with several files, and before these limits
+ * one user's burst of large documents held the worker's event loop for
+ * seconds (decoding, then counting tokens), so peers declared it dead and
+ * every other conversation on it was cut off.
+ */
+export interface MediaTurnBudget {
+  /** Bytes of all files of the turn (MEDIA_TURN_MAX_BYTES). */
+  maxBytes: number;
+  /** Images of the turn (MEDIA_TURN_MAX_IMAGES): each is held as base64 for the request. */
+  maxImages: number;
+  /** Characters of one document's text the model is given (MEDIA_DOCUMENT_MAX_CHARS). */
+  maxDocumentChars: number;
+}
+
+/** What the turn has read so far. */
+export interface MediaTurnSpent {
+  bytes: number;
+  images: number;
+}
+
+/** Whether a file of `size` bytes (null: not announced yet) and kind still fits the turn's budget. */
+export function fitsTurnBudget(spent: MediaTurnSpent, budget: MediaTurnBudget, file: { kind: 'image' | 'text' | 'transcribe'; size: number | null }): boolean {
+  if (file.kind === 'image' && spent.images >= budget.maxImages) return false;
+  return spent.bytes + (file.size ?? 0) <= budget.maxBytes;
+}
+
+/** A document's text cut to `maxChars`, with a line telling the model the rest was not read. */
+export function cutDocumentText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  // Never split a surrogate pair: the cut text is stored, and a lone surrogate is text Postgres refuses.
+  const end = /[\uD800-\uDBFF]/.test(text[maxChars - 1] ?? '') ? maxChars - 1 : maxChars;
+  return `${text.slice(0, end)}\n[cut: the document is ${text.length} characters long; only the first ${end} were read]`;
 }
 
 /** A file a stopped turn did not get to read, as the transcript keeps it (the user's message stays in the history). */

@@ -128,6 +128,14 @@ describe('admitInbound: the per-user rate limit', () => {
     expect(await noticesIn(message.address.chatId)).toEqual([admissionNotices.rate_limited]);
   });
 
+  it('weighs a message with files one more per file (issue 30, finding 3)', async () => {
+    const deps = depsWith({ rateLimitPerMinute: 3 });
+    const message = messageFrom('19');
+    const withFiles = { ...message, attachments: [{ kind: 'document' as const, ref: 'F1', mime: 'text/plain', name: 'a.txt', size: 10 }, { kind: 'document' as const, ref: 'F2', mime: 'text/plain', name: 'b.txt', size: 10 }] };
+    expect(await admitInbound(deps, withFiles, false)).toBe('allow');
+    expect(await admitInbound(deps, message, false)).toBe('rate_limited');
+  });
+
   it('limits nobody when the limit is 0', async () => {
     const deps = depsWith({ rateLimitPerMinute: 0 });
     const message = messageFrom('15');

@@ -73,8 +73,10 @@ export async function overRate(deps: Pick<AdmissionDeps, 'redis' | 'redisPrefix'
   if (deps.rateLimitPerMinute <= 0) return false;
   const key = `${deps.redisPrefix}:${window === 'messages' ? 'rate' : 'rate-exempt'}:${message.platform}:${message.address.accountId}:${message.userId}`;
   const limit = window === 'messages' ? deps.rateLimitPerMinute : deps.rateLimitPerMinute * exemptRateFactor;
+  // A message with files weighs one more per file (issue 30, finding 3): each file is a download, and maybe a transcription, for a worker.
+  const weight = 1 + (message.attachments?.length ?? 0);
   try {
-    const [[, count]] = (await deps.redis.multi().incr(key).expire(key, 60, 'NX').exec()) as [[Error | null, number]];
+    const [[, count]] = (await deps.redis.multi().incrby(key, weight).expire(key, 60, 'NX').exec()) as [[Error | null, number]];
     return count > limit;
   } catch (err) {
     deps.log.warn({ err }, 'rate limit unavailable; admitting');

@@ -70,8 +70,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const sweep = startRecoverySweep({ db: db.db, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
   stopTakingWork = () => {
     ctx.closing = true;
-    void sweep.stop();
-    void worker.close(true);
+    sweep.stop().catch((err: unknown) => log.warn({ err }, 'sweep not stopped cleanly'));
+    worker.close(true).catch((err: unknown) => log.warn({ err }, 'turn worker not closed cleanly'));
   };
   const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db: db.db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfigOrExit, resolveModelFallbacks, workerEnvSchema } from '@switchboard/config';
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
+import { declaredDeadExitCode } from './worker-heartbeat.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrExit(workerEnvSchema);
@@ -32,7 +33,10 @@ process.on('unhandledRejection', keepRunning('unhandledRejection'));
 // A worker that cannot start is broken, not unlucky: it exits. (Awaited at
 // the top level, the rejection would reach the handlers above and leave a
 // half-started process behind.)
-const worker = await startWorker(config, log).catch((err: unknown) => {
+// A worker declared dead (docs/restarts.md "Declared dead") exits at once, without the drain: its
+// running turns now belong to whoever resumes them, and a drain would post, edit and commit them.
+const exitDeclaredDead = () => process.exit(declaredDeadExitCode);
+const worker = await startWorker(config, log, { onDeclaredDead: exitDeclaredDead }).catch((err: unknown) => {
   log.fatal({ err }, 'worker could not start');
   process.exit(1);
 });

@@ -12,7 +12,7 @@ import type { WorkerContext } from './worker-context.ts';
  */
 export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
   const deadWorkers = ctx.heartbeat.canJudgePeers()
-    ? [...(await claimGoneLocalWorkers(ctx.db, ctx.workerId, ctx.config.HEARTBEAT_INTERVAL_MS)), ...(await claimDeadWorkers(ctx.db, ctx.config.WORKER_DEAD_AFTER_MS))]
+    ? [...(await claimGoneLocalWorkers(ctx.db, ctx.workerId, ctx.config.HEARTBEAT_INTERVAL_MS)), ...(await claimDeadWorkers(ctx.db, { deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS, callerId: ctx.workerId }))]
     : [];
   for (const workerId of deadWorkers) {
     // A dead worker is never alive by the stale-turn rule: its running turns are cut off and counted.

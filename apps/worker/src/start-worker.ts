@@ -6,7 +6,7 @@ import { createConversationActions, createLifecycleEmitter } from '@switchboard/
 import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, type FallbackRuntime } from '@switchboard/agent';
 import { estimateMessageTokens, staleTurnRule } from '@switchboard/core';
 import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
-import { createDbClient, cutOffRunningTurns, heartbeatWorker, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
@@ -23,6 +23,7 @@ import { createTurnRuntimes } from './turn-runtime.ts';
 import { createTurnWorker } from './turn-worker.ts';
 import { createMediaReach } from './resolve-media.ts';
 import type { WorkerContext } from './worker-context.ts';
+import { startWorkerHeartbeat } from './worker-heartbeat.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
@@ -34,7 +35,16 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-export async function startWorker(config: WorkerConfig, log: Logger = createLogger('worker', config.LOG_LEVEL)): Promise<RunningWorker> {
+export interface StartWorkerOptions {
+  /**
+   * What ends the process once its heartbeat finds it declared dead (main.ts:
+   * exit at once, declaredDeadExitCode). In-process workers (tests) only stop
+   * taking work; a process exit is the only way to drop every turn uncommitted.
+   */
+  onDeclaredDead?: () => void;
+}
+
+export async function startWorker(config: WorkerConfig, log: Logger = createLogger('worker', config.LOG_LEVEL), options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const db = createDbClient(config.DATABASE_URL, { max: config.WORKER_DB_POOL_SIZE, applicationName: 'switchboard-worker' });
   const redis = createRedisConnection(config.REDIS_URL, 'worker');
@@ -49,11 +59,20 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
   // peers are found and restart loops suspended now and on every sweep.
   await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
-  const heartbeat = startHeartbeat(ctx, log);
+  let stopTakingWork = (): void => undefined;
+  const heartbeat = startWorkerHeartbeat({
+    databaseUrl: config.DATABASE_URL, workerId, intervalMs: config.HEARTBEAT_INTERVAL_MS, health: ctx.heartbeat, log,
+    onDeclaredDead: () => (options.onDeclaredDead ?? stopTakingWork)(),
+  });
   await applyRestartRules(ctx);
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
   const sweep = startRecoverySweep({ db: db.db, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
+  stopTakingWork = () => {
+    ctx.closing = true;
+    sweep.stop().catch((err: unknown) => log.warn({ err }, 'sweep not stopped cleanly'));
+    worker.close(true).catch((err: unknown) => log.warn({ err }, 'turn worker not closed cleanly'));
+  };
   const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db: db.db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 
   const health = Fastify({ logger: false });
@@ -86,7 +105,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       // Codex children end with the worker (terminate, then kill); their threads are resumed by the next worker's children.
       await ctx.runtimes.close().catch((err: unknown) => log.warn({ err }, 'codex children not closed cleanly'));
       await webhooks?.stop();
-      clearInterval(heartbeat);
+      await heartbeat.stop();
       await markWorkerStatus(db.db, workerId, 'stopped');
       await health.close();
       await queue.close();
@@ -153,20 +172,6 @@ async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redi
   );
   await subscribeApprovalWaiters(subscriber, config.REDIS_PREFIX, ctx.approvalWaiters, log);
   return subscriber;
-}
-
-function startHeartbeat(ctx: WorkerContext, log: Logger): NodeJS.Timeout {
-  const heartbeat = setInterval(() => {
-    heartbeatWorker(ctx.db, ctx.workerId).then(
-      () => ctx.heartbeat.recordSuccess(),
-      (err: unknown) => {
-        ctx.heartbeat.recordFailure();
-        log.warn({ err }, 'heartbeat failed');
-      },
-    );
-  }, ctx.config.HEARTBEAT_INTERVAL_MS);
-  heartbeat.unref();
-  return heartbeat;
 }
 
 interface ContextParts {

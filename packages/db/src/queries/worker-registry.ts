@@ -7,8 +7,14 @@ export async function registerWorker(db: Database, worker: { id: string; hostnam
     on conflict (id) do update set status = 'running', heartbeat_at = now(), stopped_at = null`);
 }
 
-export async function heartbeatWorker(db: Database, workerId: string): Promise<void> {
-  await db.execute(sql`update workers set heartbeat_at = now() where id = ${workerId} and status in ('running', 'stopping')`);
+/**
+ * 'dead' when the row was no longer running or stopping: a peer declared this
+ * worker dead (its heartbeat stalled past WORKER_DEAD_AFTER_MS) and cut off its
+ * turns, so nothing it still runs is its own (docs/restarts.md "Declared dead").
+ */
+export async function heartbeatWorker(db: Database, workerId: string): Promise<'alive' | 'dead'> {
+  const rows = await db.execute<{ id: string }>(sql`update workers set heartbeat_at = now() where id = ${workerId} and status in ('running', 'stopping') returning id`);
+  return rows.length > 0 ? 'alive' : 'dead';
 }
 
 export async function markWorkerStatus(db: Database, workerId: string, status: 'stopping' | 'stopped'): Promise<void> {
@@ -18,12 +24,15 @@ export async function markWorkerStatus(db: Database, workerId: string, status: '
 /**
  * Workers whose heartbeat is older than `deadAfterMs` (by the database clock)
  * are declared dead, once: the status change is the compare-and-set, so of
- * several sweepers exactly one gets each dead worker back.
+ * several sweepers exactly one gets each dead worker back. Never the caller:
+ * a worker that runs this sweep is alive, and declaring itself dead would cut
+ * off its own running turns (issue 29).
  */
-export async function claimDeadWorkers(db: Database, deadAfterMs: number): Promise<string[]> {
+export async function claimDeadWorkers(db: Database, sweep: { deadAfterMs: number; callerId: string }): Promise<string[]> {
   const rows = await db.execute<{ id: string }>(sql`
     update workers set status = 'dead', stopped_at = now()
-    where status in ('running', 'stopping') and heartbeat_at < now() - ${deadAfterMs}::int * interval '1 millisecond'
+    where status in ('running', 'stopping') and id <> ${sweep.callerId}
+      and heartbeat_at < now() - ${sweep.deadAfterMs}::int * interval '1 millisecond'
     returning id`);
   return rows.map((r) => r.id);
 }

@@ -187,7 +187,11 @@ export async function settleRunningTurn(db: Database, conversationId: number, ru
       where id in (select id from running where alive) returning id
     ), cut as (
       update turns set status = ${rule.cutOff.status}, error = ${rule.cutOff.error}, cut_off_at = now(), ended_at = now()
-      where id in (select id from running where not alive) returning id
+      where id in (select id from running where not alive) returning id, session_id
+    ), owed as (
+      -- The resume note is owed from the cut-off until a request carrying it is accepted (docs/restarts.md, "Resume once").
+      update sessions set resume_owed = true
+      where id in (select session_id from cut) or parent_session_id in (select session_id from cut) returning id
     ), counted as (
       update conversations set restart_count = restart_count + 1, updated_at = now()
       where id = ${conversationId} and exists (select 1 from cut) returning id
@@ -222,7 +226,11 @@ export async function cutOffRunningTurns(db: Database, where: { conversationId?:
     with cut as (
       update turns set status = ${ending.status}, error = ${ending.error}, cut_off_at = now(), ended_at = now()
       where status = 'running' and ${filter}
-      returning conversation_id
+      returning conversation_id, session_id
+    ), owed as (
+      -- The resume note is owed from the cut-off until a request carrying it is accepted (docs/restarts.md, "Resume once").
+      update sessions set resume_owed = true
+      where id in (select session_id from cut) or parent_session_id in (select session_id from cut) returning id
     )
     update conversations c set restart_count = c.restart_count + 1, updated_at = now()
     from (select distinct conversation_id from cut) x

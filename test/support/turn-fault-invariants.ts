@@ -35,12 +35,13 @@ const requestEnd = (r: ModelRequest) => r.finishedAt ?? r.abortedAt ?? Number.PO
  * h) The resume note (docs/restarts.md "Resume once"): at most one per
  * request, only at a turn's start (never in a follow-up), and each carrier
  * answers its own cut-off turn, the latest one before it: none without a
- * cut-off, never two for one cut-off.
+ * cut-off, never a second one for a cut-off after a carrier was accepted
+ * (one the model never answered owes it again).
  */
 export function checkResumeNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
   const problems: string[] = [];
   const cutOffs = snapshot.turns.filter(isCutOff).sort((a, b) => (a.ended_at?.getTime() ?? 0) - (b.ended_at?.getTime() ?? 0));
-  const answered = new Map<number, number>();
+  const answered = new Map<number, { request: number; accepted: boolean }>();
   for (const request of requests) {
     const messages = request.body.messages;
     const notes = messages.flatMap((m, i) => (m.role === 'system' && (m.content ?? '').startsWith(resumeNotePrefix) ? [i] : []));
@@ -54,9 +55,10 @@ export function checkResumeNotes(snapshot: ChatSnapshot, requests: ModelRequest[
       problems.push(`request ${request.id} carries the resume note, but no turn was cut off before it`);
       continue;
     }
+    // The note is owed until a carrier is accepted (docs/restarts.md, "Resume once"): a carrier the model never answered owes it again.
     const earlier = answered.get(cutOff.id);
-    if (earlier !== undefined) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier} carried the first)`);
-    answered.set(cutOff.id, request.id);
+    if (earlier?.accepted) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier.request} carried the first and was accepted)`);
+    answered.set(cutOff.id, { request: request.id, accepted: request.respondedAt !== undefined });
   }
   return problems;
 }

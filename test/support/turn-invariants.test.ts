@@ -180,13 +180,16 @@ const event = (id: number, text: string, turnId: number | null, status: StoredEv
 const reply = (id: number, turnId: number | null, text = 'echo'): StoredOutbox => ({ id, text, status: 'sent', turn_id: turnId, chunk_index: 0 });
 
 describe('fault invariants', () => {
-  it('(h) one resume note per cut-off turn, at a turn start, never without a cut-off', () => {
+  it('(h) one accepted resume note per cut-off turn, at a turn start, never without a cut-off', () => {
     const turns = [cutOff(1, 0, 1000), turn(2, 'completed', 1500, 3000), turn(3, 'completed', 4000, 5000)];
     const carrier = timed(1600, 2000, sys, user('a'), resume, user('b'));
     expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), user('c'))])).toEqual([]);
     expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([
       expect.stringContaining('second resume note for cut-off turn 1'),
     ]);
+    // A carrier the model never answered (a 500, a stop before acceptance) owes the note again (issue 29, defect 5).
+    const refused = { ...timed(1600, undefined, sys, user('a'), resume, user('b')), respondedAt: undefined, status: 500 };
+    expect(checkResumeNotes(snapshot([], { turns }), [refused, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
     expect(checkResumeNotes(snapshot([], { turns: turns.slice(1) }), [carrier])).toEqual([expect.stringContaining('no turn was cut off before it')]);
     expect(checkResumeNotes(snapshot([], { turns }), [timed(1600, 2000, sys, user('a'), resume, user('b'), calls('x'), tool('x'))])).toEqual([
       expect.stringContaining('follow-up of its turn and carries the resume note'),

@@ -181,6 +181,8 @@ async function compressLocked(ctx: WorkerContext, conversationId: number, sessio
     if (!plan) return { outcome: 'not_needed', oldSessionId: sessionId };
     // A blocked session is the exception: its summary grew, and a person asking is the way to have it rewritten.
     if (options.force && !session.compressBlocked && !hasEnoughFreshTokens(plan, messages)) return { outcome: 'nothing_to_gain', oldSessionId: sessionId };
+    // The last point before the summariser is asked (docs/compression.md "Interrupts"): an interrupt during the slot wait, the lock or the read ends it here.
+    if (options.signal?.aborted) return { outcome: 'interrupted', oldSessionId: sessionId };
     return await summariseAndCommit(ctx, conversationId, session, messages, plan, trace);
   } finally {
     await lock.release();

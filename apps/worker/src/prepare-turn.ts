@@ -4,7 +4,6 @@ import {
   estimateRequestTokens,
   findToolTail,
   needsCompression,
-  resumesCutOffTurn,
   restartLoopStartsAt,
   trimOldestToFit,
 } from '@switchboard/core';
@@ -83,7 +82,8 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const tail = findToolTail(history);
   const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
   if (recoveryKey) notes.push(apiOnlyNotes.recovery);
-  const resumes = resumesCutOffTurn(state.lastTurn, session);
+  // Owed from a cut-off until a request carrying it is accepted, whatever ended the turns in between (issue 29, defect 5).
+  const resumes = session.resumeOwed;
   if (resumes) notes.push(apiOnlyNotes.resume);
   const sentHistory = fitHistory(ctx, session, history, notes, inputTokens, conversationId);
   return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };

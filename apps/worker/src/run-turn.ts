@@ -3,6 +3,7 @@ import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normal
 import {
   abandonTurn,
   acknowledgeRecoveryNote,
+  acknowledgeResumeNote,
   commitTurn,
   loadPendingInbound,
   settleRunningTurn,
@@ -200,12 +201,16 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
       ...(stream ? { onText: stream.onText } : {}),
       onModelAccepted: async () => {
         // The notes count as delivered only for a turn that really began (its row was written).
-        if ((await prepared.begin).kind !== 'begun') return;
+        const begun = await prepared.begin;
+        if (begun.kind !== 'begun') return;
         if (recoveryKey) {
           ctx.metrics.countRecoveryNote('recovery');
           await acknowledgeRecoveryNote(ctx.db, session.id, recoveryKey);
         }
-        if (resumes) ctx.metrics.countRecoveryNote('resume');
+        if (resumes) {
+          ctx.metrics.countRecoveryNote('resume');
+          await acknowledgeResumeNote(ctx.db, { sessionId: session.id, turnId: begun.turnId });
+        }
       },
       takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active, reactions) : undefined,
       askUser: createTurnAskUser(ctx, {

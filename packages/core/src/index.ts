@@ -53,7 +53,6 @@ export {
 } from './pairing.ts';
 export { estimateRequestTokens, needsCompression, type PreflightInput } from './preflight.ts';
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
-export { resumesCutOffTurn, type PreviousTurn } from './resume-rule.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
 export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';
 export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';

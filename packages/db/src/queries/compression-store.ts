@@ -116,10 +116,10 @@ export async function commitCompression(db: Database, input: CompressionCommit):
       -- statement waited for a lock is seen here (the row is re-checked at its newest version), never missed.
       update sessions set status = 'compressed', end_reason = 'compressed', ended_at = now()
       where id = ${input.oldSessionId} and status = 'active' and last_seq = ${input.readUpToSeq} and exists (select 1 from moved)
-      returning id, recovery_ack_key
+      returning id, recovery_ack_key, resume_owed
     ), child as (
-      insert into sessions (conversation_id, parent_session_id, token_estimate, message_count, last_seq, recovery_ack_key, compress_failures, compress_blocked)
-      select ${input.conversationId}, old.id, ${input.summaryTokens + input.keptTokens}, ${count}, ${count}, old.recovery_ack_key, ${input.compressFailures}, ${input.blocked}
+      insert into sessions (conversation_id, parent_session_id, token_estimate, message_count, last_seq, recovery_ack_key, resume_owed, compress_failures, compress_blocked)
+      select ${input.conversationId}, old.id, ${input.summaryTokens + input.keptTokens}, ${count}, ${count}, old.recovery_ack_key, old.resume_owed, ${input.compressFailures}, ${input.blocked}
       from old
       returning id
     ), summary as (

@@ -19,6 +19,21 @@ export async function acknowledgeRecoveryNote(db: Database, sessionId: number, t
   await db.$client`update sessions set recovery_ack_key = ${tailKey} where id = ${sessionId}`;
 }
 
+/**
+ * Records that a request carrying the resume note reached the model, so no
+ * later turn carries it (docs/restarts.md, "Resume once"). Fenced like a
+ * commit: only a turn still running clears it, so a holder that lost the
+ * lease cannot clear a note owed for a cut-off recorded after its own. The
+ * session's child is cleared too, in case a compression moved the pointer
+ * while this request was on its way.
+ */
+export async function acknowledgeResumeNote(db: Database, note: { sessionId: number; turnId: number }): Promise<void> {
+  await db.$client`
+    update sessions set resume_owed = false
+    where (id = ${note.sessionId} or parent_session_id = ${note.sessionId}) and resume_owed
+      and exists (select 1 from turns where id = ${note.turnId} and status = 'running' and cut_off_at is null)`;
+}
+
 export type ResetResult = { kind: 'reset'; oldSessionId: number | null; newSessionId: number } | { kind: 'not_found' };
 
 /**

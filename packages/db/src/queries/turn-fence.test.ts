@@ -140,6 +140,23 @@ describe('the fenced commit', () => {
 });
 
 describe('the restart threshold', () => {
+  it('counts only consecutive cut-offs: a completed turn clears the count at its commit, even if its reply is never delivered', async () => {
+    const ids = await newConversation('307');
+    await begin(ids, 'dead-1');
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
+    const resumed = await begin(ids, 'holder-1');
+    expect((await commitTurn(db.client.db, reply(ids, resumed, 'answered'))).kind).toBe('committed');
+    // Its reply is not delivered (the platform refused it, or the worker died first): the conversation is idle, answered.
+    expect((await stored(ids.conversationId)).restart_count).toBe(0);
+    const later = await storeInboundEvent(db.client.db, {
+      platform: 'telegram', accountId: 'bot', eventId: 'e-307-later', conversationKey: 'telegram:bot:307::',
+      chatId: '307', threadId: '', userScope: '', userId: 'u1', text: 'later', replyTarget: { chat_id: 307 }, refuseAtPending: null,
+    });
+    await begin({ ...ids, eventId: later.inboundEventId }, 'dead-2');
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
+    expect((await stored(ids.conversationId)).restart_count).toBe(1);
+  });
+
   it('refuses to begin a turn at the threshold, and a second running turn', async () => {
     const ids = await newConversation('305');
     await begin(ids, 'w1');

@@ -187,7 +187,11 @@ export async function settleRunningTurn(db: Database, conversationId: number, ru
       where id in (select id from running where alive) returning id
     ), cut as (
       update turns set status = ${rule.cutOff.status}, error = ${rule.cutOff.error}, cut_off_at = now(), ended_at = now()
-      where id in (select id from running where not alive) returning id
+      where id in (select id from running where not alive) returning id, session_id
+    ), owed as (
+      -- The resume note is owed from the cut-off until a request carrying it is accepted (docs/restarts.md, "Resume once").
+      update sessions set resume_owed = true
+      where id in (select session_id from cut) or parent_session_id in (select session_id from cut) returning id
     ), counted as (
       update conversations set restart_count = restart_count + 1, updated_at = now()
       where id = ${conversationId} and exists (select 1 from cut) returning id
@@ -222,7 +226,11 @@ export async function cutOffRunningTurns(db: Database, where: { conversationId?:
     with cut as (
       update turns set status = ${ending.status}, error = ${ending.error}, cut_off_at = now(), ended_at = now()
       where status = 'running' and ${filter}
-      returning conversation_id
+      returning conversation_id, session_id
+    ), owed as (
+      -- The resume note is owed from the cut-off until a request carrying it is accepted (docs/restarts.md, "Resume once").
+      update sessions set resume_owed = true
+      where id in (select session_id from cut) or parent_session_id in (select session_id from cut) returning id
     )
     update conversations c set restart_count = c.restart_count + 1, updated_at = now()
     from (select distinct conversation_id from cut) x
@@ -358,7 +366,9 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       -- The runtime crash streak moves in the same update (docs/codex.md, "Crashes and suspension").
       update conversations set updated_at = now(),
         input_overflow_at = case when cardinality(${eventIds}::bigint[]) > 0 then null else input_overflow_at end,
-        runtime_crash_streak = case ${crash}::text when 'increment' then runtime_crash_streak + 1 when 'reset' then 0 else runtime_crash_streak end
+        runtime_crash_streak = case ${crash}::text when 'increment' then runtime_crash_streak + 1 when 'reset' then 0 else runtime_crash_streak end,
+        -- A completed turn ends the run of cut-offs: only consecutive ones count (docs/restarts.md "Counting"), whether or not its reply is ever delivered.
+        restart_count = case when ${input.status}::text = 'completed' then 0 else restart_count end
       where id = ${input.conversationId} and (cardinality(${eventIds}::bigint[]) > 0 or ${crash}::text is not null) and exists (select 1 from fence)
       returning runtime_crash_streak
     ), st as (

@@ -19,6 +19,12 @@ export const sessions = pgTable(
     lastSeq: integer('last_seq').notNull().default(0),
     /** Tool-tail key whose recovery note already reached the model (docs/turns.md, "The recovery note"). */
     recoveryAckKey: text('recovery_ack_key'),
+    /**
+     * A turn of this session was cut off by a restart and no request carrying
+     * the resume note has reached the model since (docs/restarts.md, "Resume
+     * once"): set with the cut-off, cleared on acceptance, inherited by a child.
+     */
+    resumeOwed: boolean('resume_owed').notNull().default(false),
     /** Failed or non-shrinking compressions in a row; resets on a successful one. */
     compressFailures: integer('compress_failures').notNull().default(0),
     /** No automatic compression before this time (backoff after a failure). */

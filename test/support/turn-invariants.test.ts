@@ -300,12 +300,19 @@ describe('fault invariants', () => {
   it('tolerances count only what they name: a repeated row, a lost "Stopped."', () => {
     const outbox = [reply(1, 1, 'one'), reply(2, 2, 'two')];
     const sent = (...texts: string[]) => texts.map((text, i) => ({ message_id: i + 1, chat_id: 1, text }));
-    const repeats = { resent: 0 };
+    const repeats = { resent: 0, unrecordedStreams: 0 };
     expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'))).toHaveLength(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'), repeats)).toEqual([]);
     expect(repeats.resent).toBe(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('two', 'one'), repeats)).toHaveLength(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('one'), repeats)).toHaveLength(1);
+    // A stream's first post the kill left unrecorded: tolerated only never edited and with the marker of a growing message.
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'on …', 'two'), repeats)).toEqual([]);
+    expect(repeats.unrecordedStreams).toBe(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'on …', 'two'))).toHaveLength(1);
+    const edited = [...sent('one', 'on …', 'two')].map((m, i) => (i === 1 ? { ...m, edits: [{ text: 'on …', editedAt: 1 }] } : m));
+    expect(checkDelivered(snapshot([], { outbox }), edited, repeats)).toHaveLength(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'tw', 'two'), repeats)).toHaveLength(1);
 
     const stopEvents = [event(5, '/stop', null)];
     const lostStopped = snapshot([], { events: stopEvents, turns: [turn(1, 'cancelled', 0, 100)], outbox: [reply(1, null, 'Nothing was running.')] });

@@ -4,18 +4,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fastRestartEnv } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
-import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage, generateFaults, injectFaults, type ProcessFault } from '../support/turn-faults.ts';
+import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage, generateFaults, injectFaults, stallsWorker, type ProcessFault } from '../support/turn-faults.ts';
 import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, waitForIdle } from '../support/turn-helpers.ts';
 import { checkAll, describeChat, describeTolerated, noneTolerated } from '../support/turn-invariants.ts';
 import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, summariserRequests, type ConversationScript } from '../support/turn-random.ts';
 
 /**
  * Randomized, seeded interleavings of messages, tool calls, slow streams and
- * /stop under every busy mode, on two worker processes, with faults: preflight
- * compression (a 1,900-token context and long messages, sometimes a slow
- * summariser), worker processes stopped with SIGTERM or killed with SIGKILL
- * mid-turn and replaced, a conversation's lease key deleted mid-turn (a Redis
- * failover), and a small queued-input cap. The scripts and fault plans are
+ * /stop under every busy mode, on two worker processes, with streaming on and
+ * faults: preflight compression (a 1,900-token context and long messages,
+ * sometimes a slow summariser), worker processes stopped with SIGTERM or
+ * killed with SIGKILL mid-turn and replaced, or stalled with SIGSTOP past
+ * WORKER_DEAD_AFTER_MS and resumed, a conversation's lease key deleted during
+ * a `wait` turn, a streamed answer or a slow summary (a Redis failover), and
+ * a small queued-input cap.
+ *
+ * Switches, each on by default, to run the test as it was before a fix:
+ * TURN_STREAMING=off (no streaming, no check (n) in effect),
+ * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns),
+ * TURN_STALLS=off (no SIGSTOP faults). The scripts and fault plans are
  * reproducible from the seed (SEED=<n> replays them); the timing of the
  * system under test is not, which is the point: whatever the interleaving,
  * the invariants (turn-invariants.ts, turn-fault-invariants.ts) must hold for
@@ -28,6 +35,7 @@ const batchSize = 40;
 const firstChatId = 30_000;
 /** Small, so input that piles up behind a killed worker's lease (up to its TTL) meets the cap. */
 const maxQueuedInput = 6;
+const streaming = process.env.TURN_STREAMING !== 'off';
 
 const random = new Random(seed);
 const scripts: ConversationScript[] = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + i));
@@ -46,6 +54,9 @@ const workerEnv: Record<string, string> = {
   // A killed worker's conversations wait out its leases: 5 s instead of 30 keeps a SIGKILL batch short.
   // Still far above any event-loop stall here, so no lease is lost that the script did not delete.
   CONVERSATION_LEASE_TTL_MS: '5000',
+  // Slow answers stream (docs/turns.md "Streaming replies"), so check (n) and a lost lease meet a growing message.
+  // TURN_STREAMING=off runs the scenarios as before streaming existed (each reply one message).
+  ...(streaming ? { STREAMING: 'on', STREAM_AFTER_MS: '300' } : { STREAMING: 'off' }),
 };
 
 describe(`randomized turn scenarios (SEED=${seed})`, () => {
@@ -53,7 +64,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    console.log(`[turn-scenarios] SEED=${seed}: ${conversationCount} conversations in ${batches.length} batches of up to ${batchSize}`);
+    console.log(`[turn-scenarios] SEED=${seed}: ${conversationCount} conversations in ${batches.length} batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`);
     system = await TestSystem.start({ workers: 2, workerProcesses: true, workerEnv, gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput) } });
     await system.setModelScript({ rules: modelRules(scripts) });
     redis = new Redis(redisUrl());
@@ -84,6 +95,12 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
     return problems;
   }
 
+  async function readRestartCounts(chatIds: number[]): Promise<Map<number, { restartCount: number; at: Date }>> {
+    const rows = await system.sql<{ chat_id: string; restart_count: number; at: Date }[]>`
+      select chat_id, restart_count, clock_timestamp() as at from conversations where chat_id in ${system.sql(chatIds.map(String))}`;
+    return new Map(rows.map((r) => [Number(r.chat_id), { restartCount: r.restart_count, at: r.at }]));
+  }
+
   for (const [b, batch] of batches.entries()) {
     const first = batch[0]!.index;
     const last = batch.at(-1)!.index;
@@ -94,6 +111,8 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       if (injected.length > 0) console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${injected.join('; ')}`);
       // Input behind a killed worker's lease waits out the lease's TTL before the sweep wakes it.
       await waitForIdle(system, chatIds, 60_000);
+      // The restart counters now, before the closing message's reply clears them (check (l) counts them).
+      const idleCounts = await readRestartCounts(chatIds);
       // A last message once all is quiet: its completed reply must clear any restart count (check (l)).
       await Promise.all(batch.map((s, i) => send(s.chatId, `${chatPrefix(s.chatId)}fin all done`, sendProblems[i] ?? [])));
       await waitForIdle(system, chatIds, 30_000);
@@ -103,10 +122,11 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       const tolerated = noneTolerated();
       const coverage = emptyCoverage();
       for (const [i, script] of batch.entries()) {
-        const [snapshot, sent] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
+        const [loaded, sent] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
+        const snapshot = { ...loaded, idleRestartCount: idleCounts.get(script.chatId) };
         const chatRequests = requestsOfChat(requests, script.chatId);
         addCoverage(coverage, snapshot, chatRequests, summariserRequests(requests, script.chatId));
-        const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script), maxQueuedInput };
+        const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script) || stallsWorker(faults), maxQueuedInput };
         const problems = [...(sendProblems[i] ?? []), ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated)];
         if (problems.length > 0) failures.push(`${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}`);
       }

@@ -1,6 +1,6 @@
-import { parseChatCommand } from '@switchboard/core';
+import { parseChatCommand, streamStoppedMarker } from '@switchboard/core';
 import { resumeNotePrefix } from './restart-helpers.ts';
-import type { ChatSnapshot, ModelRequest, StoredTurn } from './turn-helpers.ts';
+import type { ChatSnapshot, ModelRequest, StoredOutbox, StoredTurn } from './turn-helpers.ts';
 
 /**
  * The invariants that faults put to the test (issue 16): restarts, lease
@@ -27,6 +27,8 @@ export interface InjectedFaults {
  */
 const clockSlackMs = 250;
 
+/** The growing message of a turn that ended without an answer, finished with the marker. */
+const isStoppedStream = (o: StoredOutbox) => o.streamed === true && o.text.endsWith(streamStoppedMarker.trim());
 const isCutOff = (t: StoredTurn) => t.error === 'cut_off_by_restart' || (t.cut_off_at ?? null) !== null;
 const isSuperseded = (t: StoredTurn) => t.error === 'lease_lost';
 const requestEnd = (r: ModelRequest) => r.finishedAt ?? r.abortedAt ?? Number.POSITIVE_INFINITY;
@@ -119,6 +121,29 @@ export function checkSupersededCommittedNothing(snapshot: ChatSnapshot): string[
 }
 
 /**
+ * i'') A turn whose holding ended — cut off by a restart (its worker stopped,
+ * killed, or stalled past WORKER_DEAD_AFTER_MS and declared dead), or
+ * superseded — commits nothing afterwards, even if its worker runs on (a
+ * stalled worker resumed by SIGCONT): a cut-off turn stored no message and
+ * no reply, and no message the user sent was stored by two turns (two
+ * committed answers to one message).
+ */
+export function checkEndedHoldingsCommittedNothing(snapshot: ChatSnapshot): string[] {
+  const problems = snapshot.turns.filter(isCutOff).flatMap((t) => {
+    const stored = snapshot.messages.filter((m) => m.turn_id === t.id).length;
+    const sent = snapshot.outbox.filter((o) => o.turn_id === t.id && !isStoppedStream(o)).length;
+    return stored + sent > 0 ? [`cut-off turn ${t.id} committed ${stored} messages, ${sent} outbox rows`] : [];
+  });
+  const storedBy = new Map<number, Set<number | null>>();
+  for (const m of snapshot.messages) {
+    if (m.role !== 'user' || m.inbound_event_id === null) continue;
+    storedBy.set(m.inbound_event_id, (storedBy.get(m.inbound_event_id) ?? new Set()).add(m.turn_id));
+  }
+  for (const [event, turns] of storedBy) if (turns.size > 1) problems.push(`event ${event} was stored by ${turns.size} turns (${[...turns].join(', ')})`);
+  return problems;
+}
+
+/**
  * j) Restarts and lease loss leave only their own marks: no turn both cut
  * off and completed; a cut-off turn is `failed`/`cut_off_by_restart` with
  * `cut_off_at`; cut-offs only where a worker was stopped or killed,
@@ -146,9 +171,16 @@ export function checkFaultMarks(snapshot: ChatSnapshot, faults: InjectedFaults):
 export function checkTurnOutcomes(snapshot: ChatSnapshot): string[] {
   const problems: string[] = [];
   for (const t of snapshot.turns) {
-    const replies = snapshot.outbox.filter((o) => o.turn_id === t.id && (o.chunk_index ?? 0) === 0).length;
+    const rows = snapshot.outbox.filter((o) => o.turn_id === t.id && (o.chunk_index ?? 0) === 0);
+    // A turn that streamed and then ended without an answer finishes its growing message with the marker
+    // (docs/turns.md "Streaming replies", "Stopped."): that is what the user saw, not a reply.
+    const stopped = rows.filter(isStoppedStream);
+    const replies = rows.length - stopped.length;
     const wants = (t.status === 'completed' || t.status === 'failed') && !isCutOff(t) ? 1 : 0;
     if (replies !== wants) problems.push(`turn ${t.id} (${t.status}${t.error ? `/${t.error}` : ''}) sent ${replies} replies, wants ${wants}`);
+    if (stopped.length > 1 || (stopped.length > 0 && t.status === 'completed')) {
+      problems.push(`turn ${t.id} (${t.status}) ended ${stopped.length} streamed message(s) with the stopped marker`);
+    }
   }
   const turns = new Map(snapshot.turns.map((t) => [t.id, t]));
   const accepted = snapshot.events.filter((e) => e.status !== 'refused' && parseChatCommand(e.text) === null);
@@ -172,6 +204,26 @@ export function checkConversationEnd(snapshot: ChatSnapshot): string[] {
   if (snapshot.status !== undefined && snapshot.status !== 'active') problems.push(`the conversation ended ${snapshot.status}`);
   if (snapshot.restartCount !== undefined && snapshot.restartCount !== 0) problems.push(`the conversation ended with restart_count ${snapshot.restartCount}`);
   return problems;
+}
+
+/**
+ * l) The restart counter, read while the conversation was idle before its
+ * closing message, counts exactly the restarts since it was last cleared:
+ * one per statement that cut off its running turn (the turns one statement
+ * cut share their `cut_off_at`), after the last delivery of a completed
+ * turn's reply (which clears it, docs/restarts.md). The closing message
+ * clears it again, so without this reading an over-count would pass.
+ */
+export function checkRestartCount(snapshot: ChatSnapshot, idle: { restartCount: number; at: Date }): string[] {
+  const at = idle.at.getTime();
+  const completed = new Set(snapshot.turns.filter((t) => t.status === 'completed').map((t) => t.id));
+  const cleared = Math.max(
+    0,
+    ...snapshot.outbox.filter((o) => o.turn_id !== null && completed.has(o.turn_id) && o.sent_at && o.sent_at.getTime() <= at).map((o) => o.sent_at!.getTime()),
+  );
+  const cuts = new Set(snapshot.turns.flatMap((t) => (t.cut_off_at && t.cut_off_at.getTime() > cleared && t.cut_off_at.getTime() <= at ? [t.cut_off_at.getTime()] : [])));
+  if (idle.restartCount === cuts.size) return [];
+  return [`restart_count was ${idle.restartCount} while idle, but ${cuts.size} restart(s) cut a turn off since a reply last cleared it`];
 }
 
 /**

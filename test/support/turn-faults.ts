@@ -16,7 +16,9 @@ import type { Random } from './turn-random.ts';
 export interface ProcessFault {
   /** After the previous fault's replacement worker is ready (the first: after the batch started). */
   afterMs: number;
-  signal: 'SIGTERM' | 'SIGKILL';
+  /** SIGSTOP: a stall. The worker is frozen for `stallMs`, past WORKER_DEAD_AFTER_MS, then resumed with SIGCONT and not replaced. */
+  signal: 'SIGTERM' | 'SIGKILL' | 'SIGSTOP';
+  stallMs?: number;
 }
 
 /**
@@ -25,18 +27,27 @@ export interface ProcessFault {
  * threshold (3), which keeps the end state defined (active, counter 0).
  */
 export function generateFaults(random: Random): ProcessFault[] {
-  const plan = random.weighted([
+  const plans: [readonly ProcessFault['signal'][], number][] = [
     [[], 25],
     [['SIGTERM'], 25],
     [['SIGKILL'], 25],
     [['SIGTERM', 'SIGKILL'], 15],
     [['SIGKILL', 'SIGTERM'], 10],
-  ] as const);
-  return plan.map((signal) => ({ signal, afterMs: random.int(200, 2500) }));
+  ];
+  // Stalls (issue 29, defect 3): TURN_STALLS=off leaves them out, as before the zombie-worker fix.
+  if (process.env.TURN_STALLS !== 'off') plans.push([['SIGSTOP'], 20], [['SIGSTOP', 'SIGKILL'], 10]);
+  const plan = random.weighted(plans);
+  // A stall from just past WORKER_DEAD_AFTER_MS (2.5 s) to past the lease TTL (5 s): declared dead, sometimes its leases gone too.
+  return plan.map((signal) => ({ signal, afterMs: random.int(200, 2500), ...(signal === 'SIGSTOP' ? { stallMs: random.int(3500, 6500) } : {}) }));
 }
 
 export function describeFaults(faults: ProcessFault[]): string {
-  return faults.length === 0 ? 'no process faults' : faults.map((f) => `+${f.afterMs}ms ${f.signal}`).join(', ');
+  return faults.length === 0 ? 'no process faults' : faults.map((f) => `+${f.afterMs}ms ${f.signal}${f.stallMs ? ` for ${f.stallMs}ms` : ''}`).join(', ');
+}
+
+/** Whether a plan can cost a conversation its lease: a stall past the lease TTL, or a declared-dead worker's turns taken over while it runs. */
+export function stallsWorker(faults: ProcessFault[]): boolean {
+  return faults.some((f) => f.signal === 'SIGSTOP');
 }
 
 /** The pid in a worker id (`<hostname>-<pid>-<random>`, docs/restarts.md "Liveness"). */
@@ -61,6 +72,10 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
     const target = liveWorkers(system).sort((a, b) => turnsOf(b) - turnsOf(a))[0];
     if (!target) throw new Error('no live worker process to stop');
     const turns = turnsOf(target);
+    if (fault.signal === 'SIGSTOP') {
+      done.push(await stallWorker(target, fault.stallMs ?? 4000, turns));
+      continue;
+    }
     const started = performance.now();
     await target.stop(fault.signal);
     const stopMs = Math.round(performance.now() - started);
@@ -68,6 +83,19 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
     done.push(`${fault.signal} worker pid ${target.child.pid} with ${turns} running turns (exited in ${stopMs} ms), replaced`);
   }
   return done;
+}
+
+/** Freezes a worker process for `stallMs` (SIGSTOP), then lets it run on (SIGCONT): a long GC or CPU stall. */
+async function stallWorker(target: ManagedProcess, stallMs: number, turns: number): Promise<string> {
+  const pid = target.child.pid ?? -1;
+  process.kill(pid, 'SIGSTOP');
+  try {
+    // The stall itself is the fault under test: a fixed time, not a wait for an event.
+    await sleep(stallMs);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  return `SIGSTOP worker pid ${pid} with ${turns} running turns for ${stallMs} ms, then SIGCONT`;
 }
 
 /** Deletes a conversation's lease key, as a Redis restart or failover loses it: the holder learns it at its next renewal. */

@@ -117,9 +117,14 @@ export async function sendText(system: TestSystem, chatId: number, text: string)
 }
 
 /** Everything the bot has sent to `chatId` so far, in order. */
-export async function sentTo(system: TestSystem, chatId: number): Promise<SentTelegramMessage[]> {
+/** A bot message as the simulator recorded it: its text now and every edit it had, with the time of each (ms). */
+export interface ShownMessage extends SentTelegramMessage {
+  edits?: { text: string; editedAt: number }[];
+}
+
+export async function sentTo(system: TestSystem, chatId: number): Promise<ShownMessage[]> {
   const response = await fetch(`${system.simUrl}/control/telegram/sent?chat_id=${chatId}`);
-  return (await response.json()) as SentTelegramMessage[];
+  return (await response.json()) as ShownMessage[];
 }
 
 export async function armTelegramFault(system: TestSystem, fault: { method: string; kind: 'delay' | '429' | '500'; delayMs?: number; times?: number }): Promise<void> {
@@ -204,6 +209,10 @@ export interface StoredOutbox {
   status: string;
   turn_id: number | null;
   chunk_index?: number;
+  /** A streamed message (docs/turns.md "Streaming replies"): delivery edited the message the stream posted. */
+  streamed?: boolean;
+  platform_message_id?: string | null;
+  sent_at?: Date | null;
 }
 
 export interface ChatSnapshot {
@@ -214,6 +223,8 @@ export interface ChatSnapshot {
   /** The conversation's own state (docs/restarts.md): 'active' or 'suspended', and its restart counter. */
   status?: string;
   restartCount?: number;
+  /** The restart counter read while idle before the closing message (Postgres' clock), for check (l). */
+  idleRestartCount?: { restartCount: number; at: Date };
   /**
    * Every session's messages, sessions in creation order, then by seq,
    * without the kept messages a compression copied into a child session
@@ -248,7 +259,7 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
     sql<StoredTurn[]>`
       select id::int as id, status, error, started_at, ended_at, cut_off_at, worker_id from turns where conversation_id = ${id} order by id`,
     sql<StoredOutbox[]>`
-      select id::int as id, text, status, turn_id::int as turn_id, chunk_index from outbox where conversation_id = ${id} order by id`,
+      select id::int as id, text, status, turn_id::int as turn_id, chunk_index, streamed, platform_message_id, sent_at from outbox where conversation_id = ${id} order by id`,
   ]);
   return {
     chatId,

@@ -3,14 +3,17 @@ import { recoveryNotePrefix, type ChatMessage, type ChatSnapshot, type ModelRequ
 import { resumeNotePrefix } from './restart-helpers.ts';
 import {
   checkConversationEnd,
+  checkEndedHoldingsCommittedNothing,
   checkFaultMarks,
   checkOneRequestInFlight,
   checkRefusals,
   checkResumeNotes,
+  checkRestartCount,
   checkSupersededCommittedNothing,
   checkTurnOutcomes,
 } from './turn-fault-invariants.ts';
 import type { StoredEvent, StoredOutbox, StoredTurn } from './turn-helpers.ts';
+import { checkStreamedReplies } from './turn-stream-invariants.ts';
 import { checkDelivered, checkNoApiOnlyText, checkRecoveryNotes, checkStopReplies, checkTurnsDoNotOverlap, checkUserMessages } from './turn-invariants.ts';
 
 // The invariant checks must catch what they claim to: each is fed a hand-made violation here.
@@ -214,6 +217,18 @@ describe('fault invariants', () => {
     expect(checkSupersededCommittedNothing(committed)).toEqual([expect.stringContaining('superseded turn 1 committed 1 messages, 1 outbox rows')]);
   });
 
+  it("(i) a cut-off turn commits nothing, and no message is stored by two turns (a stalled worker resumed)", () => {
+    const turns = [cutOff(1, 0, 1000), turn(2, 'completed', 1500, 3000)];
+    const good = [stored(1, 2, 'user', 'a', { inbound_event_id: 1 }), stored(2, 2, 'assistant', 'echo: a')];
+    expect(checkEndedHoldingsCommittedNothing(snapshot(good, { turns, outbox: [reply(1, 2)] }))).toEqual([]);
+    // The stalled worker woke up and committed its cut-off turn 1 after turn 2 had answered the same message.
+    const zombie = [stored(1, 1, 'user', 'a', { inbound_event_id: 1 }), stored(2, 1, 'assistant', 'echo: a'), ...good.map((m, i) => ({ ...m, seq: 3 + i }))];
+    expect(checkEndedHoldingsCommittedNothing(snapshot(zombie, { turns, outbox: [reply(1, 1), reply(2, 2)] }))).toEqual([
+      'cut-off turn 1 committed 2 messages, 1 outbox rows',
+      'event 1 was stored by 2 turns (1, 2)',
+    ]);
+  });
+
   it('(j) no turn both cut off and completed; cut-offs and supersessions only where their fault was injected', () => {
     const none = { restarts: false, kills: false, leaseLoss: false, maxQueuedInput: 6 };
     const both = { restarts: true, kills: true, leaseLoss: true, maxQueuedInput: 6 };
@@ -242,9 +257,38 @@ describe('fault invariants', () => {
     expect(checkTurnOutcomes(unanswered)).toEqual([expect.stringContaining('the last message (event 1) was not answered')]);
   });
 
+  it('(k) a turn that streamed and ended without an answer may leave its message finished with the marker, once', () => {
+    const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'completed', 100, 200)];
+    const messages = [stored(1, 1, 'user', 'a', { inbound_event_id: 1 }), stored(2, 2, 'user', 'b', { inbound_event_id: 2 }), stored(3, 2, 'assistant', 'echo: b')];
+    const events = [event(1, 'a', 1), event(2, 'b', 2)];
+    const stopped = (id: number, turnId: number): StoredOutbox => ({ ...reply(id, turnId, 'echo: a lo\n\n[stopped]'), streamed: true });
+    expect(checkTurnOutcomes(snapshot(messages, { turns, events, outbox: [stopped(1, 1), reply(2, 2)] }))).toEqual([]);
+    expect(checkTurnOutcomes(snapshot(messages, { turns, events, outbox: [stopped(1, 1), stopped(2, 1), reply(3, 2)] }))).toEqual([
+      expect.stringContaining('turn 1 (interrupted) ended 2 streamed message(s) with the stopped marker'),
+    ]);
+    // The marker proves nothing for a completed turn: its reply is missing.
+    expect(checkTurnOutcomes(snapshot(messages, { turns, events, outbox: [stopped(1, 2)] }))).toEqual([
+      expect.stringContaining('turn 2 (completed) sent 0 replies, wants 1'),
+      expect.stringContaining('turn 2 (completed) ended 1 streamed message(s)'),
+    ]);
+  });
+
   it('(l) the conversation ends active with restart_count 0', () => {
     expect(checkConversationEnd(snapshot([], { status: 'active', restartCount: 0 }))).toEqual([]);
     expect(checkConversationEnd(snapshot([], { status: 'suspended', restartCount: 1 }))).toHaveLength(2);
+  });
+
+  it('(l) the idle restart counter counts the restarts since a reply last cleared it, no more, no fewer', () => {
+    // Turn 1 was cut off at 1000 ms, turn 2 answered and its reply cleared the counter at 2100 ms,
+    // then two restarts (turn 3 at 3000 ms; turns 4 and 5 cut by one statement at 4000 ms).
+    const turns = [cutOff(1, 0, 1000), turn(2, 'completed', 1500, 2000), cutOff(3, 2500, 3000), cutOff(4, 3500, 4000), cutOff(5, 3600, 4000)];
+    const outbox = [{ ...reply(1, 2), sent_at: at(2100) }];
+    const idle = (restartCount: number) => ({ restartCount, at: at(5000) });
+    expect(checkRestartCount(snapshot([], { turns, outbox }), idle(2))).toEqual([]);
+    expect(checkRestartCount(snapshot([], { turns, outbox }), idle(3))).toEqual([expect.stringContaining('restart_count was 3 while idle, but 2 restart(s)')]);
+    expect(checkRestartCount(snapshot([], { turns, outbox }), idle(1))).toHaveLength(1);
+    // A notice's delivery (no completed turn) clears nothing.
+    expect(checkRestartCount(snapshot([], { turns, outbox: [{ ...reply(1, null), sent_at: at(4500) }] }), idle(3))).toEqual([]);
   });
 
   it('(m) a refusal only with the cap really waiting', () => {
@@ -259,12 +303,19 @@ describe('fault invariants', () => {
   it('tolerances count only what they name: a repeated row, a lost "Stopped."', () => {
     const outbox = [reply(1, 1, 'one'), reply(2, 2, 'two')];
     const sent = (...texts: string[]) => texts.map((text, i) => ({ message_id: i + 1, chat_id: 1, text }));
-    const repeats = { resent: 0 };
+    const repeats = { resent: 0, unrecordedStreams: 0 };
     expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'))).toHaveLength(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('one', 'one', 'two'), repeats)).toEqual([]);
     expect(repeats.resent).toBe(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('two', 'one'), repeats)).toHaveLength(1);
     expect(checkDelivered(snapshot([], { outbox }), sent('one'), repeats)).toHaveLength(1);
+    // A stream's first post the kill left unrecorded: tolerated only never edited and with the marker of a growing message.
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'on …', 'two'), repeats)).toEqual([]);
+    expect(repeats.unrecordedStreams).toBe(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'on …', 'two'))).toHaveLength(1);
+    const edited = [...sent('one', 'on …', 'two')].map((m, i) => (i === 1 ? { ...m, edits: [{ text: 'on …', editedAt: 1 }] } : m));
+    expect(checkDelivered(snapshot([], { outbox }), edited, repeats)).toHaveLength(1);
+    expect(checkDelivered(snapshot([], { outbox }), sent('one', 'tw', 'two'), repeats)).toHaveLength(1);
 
     const stopEvents = [event(5, '/stop', null)];
     const lostStopped = snapshot([], { events: stopEvents, turns: [turn(1, 'cancelled', 0, 100)], outbox: [reply(1, null, 'Nothing was running.')] });
@@ -272,6 +323,26 @@ describe('fault invariants', () => {
     expect(checkStopReplies(lostStopped)).toEqual([expect.stringContaining('1 cancelled turns but 0 "Stopped."')]);
     expect(checkStopReplies(lostStopped, handoffs)).toEqual([]);
     expect(handoffs.lost).toBe(1);
+  });
+});
 
+describe('streamed replies', () => {
+  const delivered = new Date(10_000);
+  const row: StoredOutbox = { id: 1, text: 'echo: a long story', status: 'sent', turn_id: 1, chunk_index: 0, streamed: true, platform_message_id: '7', sent_at: delivered };
+  const shown = (text: string, ...edits: [string, number][]) => [{ message_id: 7, chat_id: 1, text, edits: edits.map(([t, editedAt]) => ({ text: t, editedAt })) }];
+
+  it('(n) passes a stream that grew and was edited once to the committed reply', () => {
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), shown('echo: a long story', ['echo: a …', 9_000], ['echo: a long story', 9_900]))).toEqual([]);
+  });
+
+  it('(n) flags a stale holder overwriting the delivered reply, and a message left partial', () => {
+    const overwritten = shown('echo: a long …', ['echo: a long story', 9_900], ['echo: a long …', 10_200]);
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), overwritten)).toEqual([
+      expect.stringContaining('ends as "echo: a long …"'),
+      expect.stringContaining('edited 1 time(s) after its delivery'),
+    ]);
+    // The same text written again after delivery is still an edit nobody should make.
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), shown('echo: a long story', ['echo: a long story', 9_900], ['echo: a long story', 10_500]))).toHaveLength(1);
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [])).toEqual([expect.stringContaining('never showed')]);
   });
 });

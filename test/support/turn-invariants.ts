@@ -1,24 +1,27 @@
 import { parseChatCommand } from '@switchboard/core';
 import { resumeNotePrefix } from './restart-helpers.ts';
-import type { SentTelegramMessage } from './system.ts';
 import {
   checkConversationEnd,
+  checkEndedHoldingsCommittedNothing,
   checkFaultMarks,
   checkOneRequestInFlight,
   checkRefusals,
   checkResumeNotes,
+  checkRestartCount,
   checkSupersededCommittedNothing,
   checkTurnOutcomes,
   type InjectedFaults,
 } from './turn-fault-invariants.ts';
-import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest } from './turn-helpers.ts';
+import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest, type ShownMessage } from './turn-helpers.ts';
+import { checkStreamedReplies } from './turn-stream-invariants.ts';
 
 /**
  * The invariants every conversation must satisfy once it is idle, whatever
  * its busy mode and whatever interleaving of messages, tools, /stop,
  * compression, restarts and lease loss it went through (docs/turns.md, docs/compression.md, docs/restarts.md). Each
  * check returns human-readable violations, empty when the invariant holds;
- * (h)–(m), the ones about faults, are in turn-fault-invariants.ts.
+ * (h)–(m), the ones about faults, are in turn-fault-invariants.ts; (n),
+ * streamed replies, in turn-stream-invariants.ts.
  */
 
 /** Accepted user input: not a chat command, not refused over the queued-input cap. */
@@ -235,24 +238,33 @@ export function checkIdle(snapshot: ChatSnapshot): string[] {
  * closed", 7): a worker killed between Telegram's answer and marking the row
  * sent resends it, since Telegram has no idempotency key. Only where a worker
  * was killed (SIGKILL), a repeat of a row already seen is counted in
- * `repeats`, not failed. The double send of a lease-loss window that this
+ * `repeats`, not failed; so is a stream's first post left behind when the
+ * kill landed between the post and recording its id (docs/turns.md
+ * "Streaming replies", known limits): a message ending in ` …` that was
+ * never edited (the stream edits only after the id is recorded). The double send of a lease-loss window that this
  * check once found is fixed (the outbox claim, docs/turns.md "The fence"), so
  * a lost lease alone gets no tolerance. Anything else (a row missing, out of
  * order, or text never queued) fails.
  */
-export function checkDelivered(snapshot: ChatSnapshot, sent: SentTelegramMessage[], repeats?: { resent: number }): string[] {
+export function checkDelivered(snapshot: ChatSnapshot, sent: ShownMessage[], repeats?: { resent: number; unrecordedStreams: number }): string[] {
   // Compared as the user reads them: a message's rendering (Markdown to Telegram HTML) drops whitespace at
   // its ends, as Telegram itself does, so a stored part ending in a space is the same message to the user.
-  const expected = snapshot.outbox.map((o) => o.text.trim());
-  const seen = sent.map((s) => s.text.trim());
+  // A streamed row's message was posted while its turn ran, before rows committed meanwhile (a notice, a command's
+  // reply), so it is not in outbox order: it is left out here, and check (n) compares it with its own message.
+  const streamed = new Set(snapshot.outbox.flatMap((o) => (o.streamed && o.status === 'sent' && o.platform_message_id ? [o.platform_message_id] : [])));
+  const expected = snapshot.outbox.filter((o) => !(o.platform_message_id && streamed.has(o.platform_message_id))).map((o) => o.text.trim());
+  const seen = sent.filter((s) => !streamed.has(String(s.message_id))).map((s) => s.text.trim());
   if (JSON.stringify(expected) === JSON.stringify(seen)) return [];
   const mismatch = [`the user saw ${JSON.stringify(seen)} but the outbox holds ${JSON.stringify(expected)}`];
   if (!repeats) return mismatch;
   let matched = 0;
   let repeated = 0;
+  const unrecorded = new Set(sent.filter((s) => s.text.trim().endsWith('…') && (s.edits ?? []).length === 0).map((s) => s.text.trim()));
   for (const text of seen) {
     if (text === expected[matched]) matched++;
     else if (expected.slice(0, matched).includes(text)) repeated++;
+    // A stream's first post whose id the killed worker never recorded (never edited: edits follow the record).
+    else if (unrecorded.has(text)) repeats.unrecordedStreams++;
     else return mismatch;
   }
   if (matched !== expected.length) return mismatch;
@@ -265,15 +277,15 @@ export const noFaults: InjectedFaults = { restarts: false, kills: false, leaseLo
 
 /** Counts of what a documented tolerance let pass, for the test to log. */
 export interface Tolerated {
-  crashResends: { resent: number };
+  crashResends: { resent: number; unrecordedStreams: number };
   stopHandoffs: { lost: number };
 }
 
 export function noneTolerated(): Tolerated {
-  return { crashResends: { resent: 0 }, stopHandoffs: { lost: 0 } };
+  return { crashResends: { resent: 0, unrecordedStreams: 0 }, stopHandoffs: { lost: 0 } };
 }
 
-export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent: SentTelegramMessage[], faults: InjectedFaults = noFaults, tolerated?: Tolerated): string[] {
+export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent: ShownMessage[], faults: InjectedFaults = noFaults, tolerated?: Tolerated): string[] {
   return [
     ...checkUserMessages(snapshot).map((p) => `(a) ${p}`),
     ...checkNoApiOnlyText(snapshot).map((p) => `(b) ${p}`),
@@ -285,10 +297,13 @@ export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent:
     ...checkResumeNotes(snapshot, requests).map((p) => `(h) ${p}`),
     ...checkOneRequestInFlight(snapshot, requests).map((p) => `(i) ${p}`),
     ...checkSupersededCommittedNothing(snapshot).map((p) => `(i) ${p}`),
+    ...checkEndedHoldingsCommittedNothing(snapshot).map((p) => `(i) ${p}`),
     ...checkFaultMarks(snapshot, faults).map((p) => `(j) ${p}`),
     ...checkTurnOutcomes(snapshot).map((p) => `(k) ${p}`),
     ...checkConversationEnd(snapshot).map((p) => `(l) ${p}`),
+    ...(snapshot.idleRestartCount ? checkRestartCount(snapshot, snapshot.idleRestartCount) : []).map((p) => `(l) ${p}`),
     ...checkRefusals(snapshot, faults.maxQueuedInput).map((p) => `(m) ${p}`),
+    ...checkStreamedReplies(snapshot, sent).map((p) => `(n) ${p}`),
   ];
 }
 
@@ -365,6 +380,7 @@ function noteName(content: string): string {
 export function describeTolerated(t: Tolerated): string {
   const parts = [
     t.crashResends.resent > 0 ? `${t.crashResends.resent} rows resent after a SIGKILL (Telegram has no idempotency key)` : '',
+    t.crashResends.unrecordedStreams > 0 ? `${t.crashResends.unrecordedStreams} partial streamed messages left by a SIGKILL before their id was recorded` : '',
     t.stopHandoffs.lost > 0 ? `${t.stopHandoffs.lost} "Stopped." answered "Nothing was running." by a new holder after a lost lease` : '',
   ];
   return parts.filter((p) => p !== '').join('; ');

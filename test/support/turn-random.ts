@@ -72,6 +72,8 @@ export interface ConversationScript {
 
 /** Marker of a slow-stream message; one script rule answers every text containing it. */
 export const slowMarker = '[slow]';
+/** Marker of a stream of about 4 s, longer than a lease renewal: a lost lease lands while it grows. */
+export const longSlowMarker = '[slow-long]';
 /** The summariser's request (packages/agent summary-prompt.ts): its one user message starts so. */
 export const transcriptPrefix = 'Transcript to summarise:';
 /**
@@ -100,18 +102,40 @@ export function generateScript(random: Random, index: number, chatId: number): C
   const actions: ScenarioAction[] = [];
   for (let i = 0; i < count; i++) actions.push(randomAction(random, prefix, i, random.int(0, 300)));
   const compress = random.float() < 0.25;
-  const summaryDelayMs = compress && random.float() < 0.5 ? random.int(400, 1500) : 0;
+  let summaryDelayMs = compress && random.float() < 0.5 ? random.int(400, 1500) : 0;
   if (compress) {
     for (const n of [count, count + 1]) actions.splice(random.int(0, actions.length), 0, { kind: 'long', text: `${prefix}a${n} long ${longFiller}`, gapMs: random.int(0, 300) });
   }
   if (random.float() < 0.15) {
-    const seconds = random.int(30, 50) / 10;
-    const at = random.int(0, actions.length);
-    const wait: ScenarioAction = { kind: 'wait', text: `${prefix}a${count + 2} please wait ${seconds}s`, seconds, gapMs: random.int(0, 300) };
+    const window = random.pick(leaseWindows());
     const after: ScenarioAction = { kind: 'plain', text: `${prefix}a${count + 3} are you there`, gapMs: random.int(0, 1500) };
-    actions.splice(at, 0, wait, { kind: 'lease', text: '', gapMs: random.int(300, 1500) }, after);
+    const lease: ScenarioAction = { kind: 'lease', text: '', gapMs: random.int(300, 1500) };
+    if (window === 'summary') {
+      // Two long messages at the end: the second's turn compresses first, with a summariser slower than a
+      // lease renewal (a third of the 5 s TTL), and the lease is lost while it writes (docs/compression.md).
+      summaryDelayMs = random.int(3000, 4500);
+      for (const n of [count + 4, count + 5]) actions.push({ kind: 'long', text: `${prefix}a${n} long ${longFiller}`, gapMs: random.int(200, 600) });
+      actions.push(lease, after);
+    } else {
+      const at = random.int(0, actions.length);
+      const seconds = random.int(30, 50) / 10;
+      const running: ScenarioAction =
+        window === 'wait'
+          ? { kind: 'wait', text: `${prefix}a${count + 2} please wait ${seconds}s`, seconds, gapMs: random.int(0, 300) }
+          : { kind: 'slow', text: `${prefix}a${count + 2} tell a long story ${longSlowMarker}`, gapMs: random.int(0, 300) };
+      actions.splice(at, 0, running, lease, after);
+    }
   }
   return { index, chatId, mode, actions, summaryDelayMs };
+}
+
+/**
+ * Where a lost lease can land: a `wait` turn, a streamed answer (with
+ * streaming on, the growing message), a slow summary. TURN_LEASE_WINDOWS=wait
+ * keeps only the first, as before streaming and the compression fence.
+ */
+function leaseWindows(): ('wait' | 'stream' | 'summary')[] {
+  return process.env.TURN_LEASE_WINDOWS === 'wait' ? ['wait'] : ['wait', 'stream', 'summary'];
 }
 
 function randomAction(random: Random, prefix: string, i: number, gapMs: number): ScenarioAction {
@@ -163,7 +187,13 @@ export function modelRules(scripts: ConversationScript[]): unknown[] {
       a.kind === 'wait' ? [{ matchRegex: `^${escapeRegex(a.text)}$`, toolCalls: [{ name: 'wait', arguments: { seconds: a.seconds } }], times: 1 }] : [],
     ),
   );
-  return [...slowSummaries, { match: transcriptPrefix, reply: summaryText }, ...waitRules, { match: slowMarker, replyRepeat: { text: 'lorem ipsum ', count: 100 }, chunkDelayMs: 8 }];
+  return [
+    ...slowSummaries,
+    { match: transcriptPrefix, reply: summaryText },
+    ...waitRules,
+    { match: longSlowMarker, replyRepeat: { text: 'dolor sit ', count: 400 }, chunkDelayMs: 10 },
+    { match: slowMarker, replyRepeat: { text: 'lorem ipsum ', count: 100 }, chunkDelayMs: 8 },
+  ];
 }
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

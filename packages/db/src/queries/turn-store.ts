@@ -368,7 +368,8 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
         input_overflow_at = case when cardinality(${eventIds}::bigint[]) > 0 then null else input_overflow_at end,
         runtime_crash_streak = case ${crash}::text when 'increment' then runtime_crash_streak + 1 when 'reset' then 0 else runtime_crash_streak end,
         -- A completed turn ends the run of cut-offs: only consecutive ones count (docs/restarts.md "Counting"), whether or not its reply is ever delivered.
-        restart_count = case when ${input.status}::text = 'completed' then 0 else restart_count end
+        -- A turn, not a chat command (no turn id: a /stop's "Nothing was running." answers nothing of the agent's).
+        restart_count = case when ${input.status}::text = 'completed' and ${turnId}::bigint is not null then 0 else restart_count end
       where id = ${input.conversationId} and (cardinality(${eventIds}::bigint[]) > 0 or ${crash}::text is not null) and exists (select 1 from fence)
       returning runtime_crash_streak
     ), st as (

@@ -78,19 +78,21 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
 
   const history = await ctx.history.load(session);
   // API-only notes (docs/turns.md, "The recovery note"; docs/restarts.md, "Resume once"): built for this request, never stored.
-  const notes: string[] = [];
   const tail = findToolTail(history);
-  const recoveryKey = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
-  if (recoveryKey) notes.push(apiOnlyNotes.recovery);
+  const owedRecovery = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
   // Owed from a cut-off until a request carrying it is accepted, whatever ended the turns in between (issue 29, defect 5).
   const resumes = session.resumeOwed;
-  if (resumes) notes.push(apiOnlyNotes.resume);
-  const sentHistory = fitHistory(ctx, session, history, notes, inputTokens, conversationId);
+  const sentHistory = fitHistory(ctx, session, history, notesFor(owedRecovery !== null, resumes), inputTokens, conversationId);
   // The recovery note explains the unanswered tool calls just before it: if trimming left them out of this request it would
   // refer to nothing, so it is neither sent nor acknowledged, and stays owed for a request that shows the tail.
-  const tailSent = tail !== null && tail !== undefined && sentHistory.includes(history[tail.start] as MessageRow);
-  if (recoveryKey && !tailSent) return { conversation, session, begin, sentHistory, notes: notes.filter((note) => note !== apiOnlyNotes.recovery), recoveryKey: null, resumes, compressed, suspendedNotice, startedAt };
+  const recoveryKey = owedRecovery !== null && tail && sentHistory.includes(history[tail.start] as MessageRow) ? owedRecovery : null;
+  const notes = notesFor(recoveryKey !== null, resumes);
   return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };
+}
+
+/** The notes a request carries, in the order the model reads them. */
+function notesFor(recovery: boolean, resume: boolean): string[] {
+  return [...(recovery ? [apiOnlyNotes.recovery] : []), ...(resume ? [apiOnlyNotes.resume] : [])];
 }
 
 export type LoopSuspension = 'restart_loop' | 'runtime_crash_loop';

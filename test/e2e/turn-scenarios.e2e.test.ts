@@ -21,10 +21,8 @@ import { describeScript, generateScript, losesLease, modelRules, Random, seedFro
  *
  * Switches: TURN_STREAMING=off (no streaming, no check (n) in effect);
  * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns; the default
- * adds slow summaries, =all adds streamed answers too); TURN_STALLS=on
- * (SIGSTOP faults). Lease loss mid-stream and stalls stay out of the default
- * run until issue 29's defect 2 (streaming edits fenced) lands: without it a
- * stale holder's edit can overwrite a committed reply. The scripts and fault plans are
+ * adds slow summaries and streamed answers, =no-stream leaves the streamed
+ * answers out); TURN_STALLS=off (no SIGSTOP faults). The scripts and fault plans are
  * reproducible from the seed (SEED=<n> replays them); the timing of the
  * system under test is not, which is the point: whatever the interleaving,
  * the invariants (turn-invariants.ts, turn-fault-invariants.ts) must hold for

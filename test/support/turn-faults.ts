@@ -34,9 +34,8 @@ export function generateFaults(random: Random): ProcessFault[] {
     [['SIGTERM', 'SIGKILL'], 15],
     [['SIGKILL', 'SIGTERM'], 10],
   ];
-  // Stalls (issue 29, defect 3) only with TURN_STALLS=on until defect 2 (streaming edits fenced) lands: a worker resumed
-  // after being declared dead can still send one queued stream edit before its heartbeat makes it exit.
-  if (process.env.TURN_STALLS === 'on') plans.push([['SIGSTOP'], 20], [['SIGSTOP', 'SIGKILL'], 10]);
+  // Stalls (issue 29, defect 3): a worker stopped past WORKER_DEAD_AFTER_MS, then resumed. TURN_STALLS=off leaves them out.
+  if (process.env.TURN_STALLS !== 'off') plans.push([['SIGSTOP'], 20], [['SIGSTOP', 'SIGKILL'], 10]);
   const plan = random.weighted(plans);
   // A stall from just past WORKER_DEAD_AFTER_MS (2.5 s) to past the lease TTL (5 s): declared dead, sometimes its leases gone too.
   return plan.map((signal) => ({ signal, afterMs: random.int(200, 2500), ...(signal === 'SIGSTOP' ? { stallMs: random.int(3500, 6500) } : {}) }));

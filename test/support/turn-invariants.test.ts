@@ -344,9 +344,20 @@ describe('streamed replies', () => {
     expect(checkStreamedReplies(snapshot([], { outbox: [row] }), overwritten)).toEqual([
       expect.stringContaining('ends as "echo: a long …"'),
       expect.stringContaining('edited 1 time(s) after its delivery'),
+      expect.stringContaining('was left growing'),
     ]);
     // The same text written again after delivery is still an edit nobody should make.
     expect(checkStreamedReplies(snapshot([], { outbox: [row] }), shown('echo: a long story', ['echo: a long story', 9_900], ['echo: a long story', 10_500]))).toHaveLength(1);
     expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [])).toEqual([expect.stringContaining('never showed')]);
+  });
+
+  it('(n) flags a partial message no committed reply finished', () => {
+    const stray = { message_id: 8, chat_id: 1, text: 'lorem ipsum …', edits: [{ text: 'lorem …', editedAt: 9_500 }, { text: 'lorem ipsum …', editedAt: 9_800 }] };
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [...shown('echo: a long story'), stray])).toEqual([expect.stringContaining('message 8 was left growing')]);
+    // A SIGKILL between the first post and recording its id is the documented limit (f) counts: only a never-edited post.
+    const unrecorded = { message_id: 9, chat_id: 1, text: 'lorem …', edits: [] };
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [...shown('echo: a long story'), unrecorded], { kills: true })).toEqual([]);
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [...shown('echo: a long story'), unrecorded], { kills: false })).toHaveLength(1);
+    expect(checkStreamedReplies(snapshot([], { outbox: [row] }), [...shown('echo: a long story'), stray], { kills: true })).toHaveLength(1);
   });
 });

@@ -303,7 +303,7 @@ export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent:
     ...checkConversationEnd(snapshot).map((p) => `(l) ${p}`),
     ...(snapshot.idleRestartCount ? checkRestartCount(snapshot, snapshot.idleRestartCount) : []).map((p) => `(l) ${p}`),
     ...checkRefusals(snapshot, faults.maxQueuedInput).map((p) => `(m) ${p}`),
-    ...checkStreamedReplies(snapshot, sent).map((p) => `(n) ${p}`),
+    ...checkStreamedReplies(snapshot, sent, { kills: faults.kills }).map((p) => `(n) ${p}`),
   ];
 }
 

@@ -132,13 +132,12 @@ export function generateScript(random: Random, index: number, chatId: number): C
 /**
  * Where a lost lease can land: a `wait` turn, a streamed answer (with
  * streaming on, the growing message), a slow summary. TURN_LEASE_WINDOWS=wait
- * keeps only the first, as before streaming and the compression fence.
+ * keeps only the first, as before streaming and the compression fence;
+ * =no-stream leaves the streamed answers out.
  */
 function leaseWindows(): ('wait' | 'stream' | 'summary')[] {
-  // 'stream' (a lease lost mid streamed answer) only with TURN_LEASE_WINDOWS=all until issue 29's defect 2 (streaming edits fenced) lands:
-  // without that fence a stale holder's edit can overwrite the committed reply, which check (n) rightly fails.
   if (process.env.TURN_LEASE_WINDOWS === 'wait') return ['wait'];
-  return process.env.TURN_LEASE_WINDOWS === 'all' ? ['wait', 'stream', 'summary'] : ['wait', 'summary'];
+  return process.env.TURN_LEASE_WINDOWS === 'no-stream' ? ['wait', 'summary'] : ['wait', 'stream', 'summary'];
 }
 
 function randomAction(random: Random, prefix: string, i: number, gapMs: number): ScenarioAction {

@@ -1,5 +1,5 @@
 import { planStreamStep, streamBlockedUntil, type StreamStep } from '@switchboard/core';
-import { openReplyStream, recordStreamMessage, type OpenReplyStream } from '@switchboard/db';
+import { claimStreamStep, openReplyStream, recordStreamMessage, releaseStreamStep, type StreamClaim, type StreamStepInput } from '@switchboard/db';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
 import { outboxIdempotencyKey } from './deliver-outbox.ts';
 import { persistWithRetry } from './persist-with-retry.ts';
@@ -39,64 +39,28 @@ export interface ReplyStreamOptions {
  * the committed reply still reaches the user through the outbox.
  */
 export function startReplyStream(ctx: WorkerContext, options: ReplyStreamOptions): ReplyStream {
-  const { sender, target } = options;
   const log = ctx.log.child({ conversationId: options.conversationId });
   const startedAt = Date.now();
+  const state: StreamState = { blockedUntil: 0, stopped: false };
   let text = '';
   let firstTextAt: number | undefined;
-  let shown: string | undefined;
-  let lastSentAt: number | undefined;
-  let blockedUntil = 0;
-  let row: OpenReplyStream | undefined;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
-  let stopped = false;
 
   const tick = (): void => {
-    if (stopped || inFlight) return;
+    if (state.stopped || inFlight) return;
     clearTimeout(timer);
     timer = undefined;
-    const now = Date.now();
-    const step = planStreamStep({ now, startedAt, afterMs: ctx.config.STREAM_AFTER_MS, firstTextAt, lastSentAt, blockedUntil }, text, shown, sender.messageLimit);
+    const { lastSentAt, blockedUntil, shown } = state;
+    const step = planStreamStep({ now: Date.now(), startedAt, afterMs: ctx.config.STREAM_AFTER_MS, firstTextAt, lastSentAt, blockedUntil }, text, shown, options.sender.messageLimit);
     if (step.kind === 'wait') {
       if (step.ms !== undefined) timer = setTimeout(tick, step.ms);
       return;
     }
-    inFlight = send(step).finally(() => {
+    inFlight = runStep({ ctx, options, log, state }, step).finally(() => {
       inFlight = undefined;
       tick();
     });
-  };
-
-  const send = async (step: Exclude<StreamStep, { kind: 'wait' }>): Promise<void> => {
-    try {
-      row ??= await openRow(ctx, options);
-      if (!row) {
-        stopped = true;
-        return;
-      }
-      if (row.platformMessageId !== null) await sender.editText(target, row.platformMessageId, step.text, { partIndex: 0 });
-      else {
-        // The row's own key: a post repeated after an unclear failure is the same Discord message (enforce_nonce).
-        const sent = await sender.sendText(target, step.text, { idempotencyKey: outboxIdempotencyKey({ id: row.outboxId }), partIndex: 0 });
-        row.platformMessageId = sent.platformMessageId;
-        const { outboxId } = row;
-        // Recorded like a delivered reply: a Postgres blip here must not make the final delivery post the reply again.
-        await persistWithRetry(() => recordStreamMessage(ctx.db, outboxId, sent.platformMessageId), log, `stream ${outboxId} posted`);
-      }
-      shown = step.text;
-      lastSentAt = Date.now();
-    } catch (error) {
-      if (error instanceof PlatformError && error.code === 'RATE_LIMITED') {
-        ctx.metrics.countRateLimited(sender.platform);
-        blockedUntil = streamBlockedUntil(Date.now(), error.retryAfterMs);
-        log.info({ waitMs: blockedUntil - Date.now() }, 'stream edit rate limited; holding edits');
-        return;
-      }
-      // The reply still goes out whole through the outbox; only the growing stops.
-      stopped = true;
-      log.warn({ err: error, step: step.kind }, 'streaming stopped for this turn');
-    }
   };
 
   return {
@@ -107,24 +71,116 @@ export function startReplyStream(ctx: WorkerContext, options: ReplyStreamOptions
       if (timer === undefined) tick();
     },
     async finish(): Promise<StreamResult> {
-      stopped = true;
+      state.stopped = true;
       clearTimeout(timer);
       while (inFlight) await inFlight;
-      return { open: row !== undefined, shown };
+      return { open: state.row !== undefined, shown: state.shown };
     },
   };
 }
 
-async function openRow(ctx: WorkerContext, options: ReplyStreamOptions): Promise<OpenReplyStream | undefined> {
+/** What one stream remembers between steps. */
+interface StreamState {
+  row?: ClaimedStream;
+  shown?: string;
+  lastSentAt?: number;
+  blockedUntil: number;
+  stopped: boolean;
+}
+
+interface StepScope {
+  ctx: WorkerContext;
+  options: ReplyStreamOptions;
+  log: WorkerContext['log'];
+  state: StreamState;
+}
+
+type PostOrEdit = Exclude<StreamStep, { kind: 'wait' }>;
+
+/** One post or edit, claimed first and released after (docs/turns.md "The stream fence"). Never throws. */
+async function runStep(scope: StepScope, step: PostOrEdit): Promise<void> {
+  const { ctx, options, log, state } = scope;
+  const claimedAt = Date.now();
+  let claim: StreamClaim;
+  try {
+    claim = await claimNextStep(ctx, options, state.row);
+  } catch (error) {
+    state.stopped = true;
+    log.warn({ err: error, step: step.kind }, 'streaming stopped for this turn');
+    return;
+  }
+  if (claim.kind === 'busy') {
+    // Another holding's post or edit of this message is in flight: look again once it has ended.
+    state.blockedUntil = Date.now() + busyRetryMs;
+    return;
+  }
+  if (claim.kind === 'stale') {
+    // Taken over, committed, or this turn was superseded: a stale holder never posts or edits again.
+    state.stopped = true;
+    return;
+  }
+  state.row = claim;
+  try {
+    // A process frozen between its claim and the call (SIGSTOP, a long GC) may have been declared dead meanwhile,
+    // its claim void and the message edited by another holding: a late claim is not used.
+    if (Date.now() - claimedAt > ctx.config.WORKER_DEAD_AFTER_MS / 2) {
+      log.warn({ step: step.kind, waitedMs: Date.now() - claimedAt }, 'stream step claimed too late to be safe; streaming stopped for this turn');
+      state.stopped = true;
+      return;
+    }
+    await postOrEdit(scope, step, claim);
+  } finally {
+    const { outboxId } = claim;
+    await persistWithRetry(() => releaseStreamStep(ctx.db, outboxId, options.claimId), log, `stream ${outboxId} step released`);
+  }
+}
+
+/** The platform call of a claimed step. A 429 holds the stream back; any other failure stops the growing, never the turn. */
+async function postOrEdit(scope: StepScope, step: PostOrEdit, claim: ClaimedStream): Promise<void> {
+  const { ctx, options, log, state } = scope;
+  const { sender, target } = options;
+  try {
+    if (claim.platformMessageId !== null) await sender.editText(target, claim.platformMessageId, step.text, { partIndex: 0 });
+    else {
+      // The row's own key: a post repeated after an unclear failure is the same Discord message (enforce_nonce).
+      const sent = await sender.sendText(target, step.text, { idempotencyKey: outboxIdempotencyKey({ id: claim.outboxId }), partIndex: 0 });
+      claim.platformMessageId = sent.platformMessageId;
+      const { outboxId } = claim;
+      // Recorded like a delivered reply: a Postgres blip here must not make the final delivery post the reply again.
+      await persistWithRetry(() => recordStreamMessage(ctx.db, outboxId, sent.platformMessageId), log, `stream ${outboxId} posted`);
+    }
+    state.shown = step.text;
+    state.lastSentAt = Date.now();
+  } catch (error) {
+    if (error instanceof PlatformError && error.code === 'RATE_LIMITED') {
+      ctx.metrics.countRateLimited(sender.platform);
+      state.blockedUntil = streamBlockedUntil(Date.now(), error.retryAfterMs);
+      log.info({ waitMs: state.blockedUntil - Date.now() }, 'stream edit rate limited; holding edits');
+      return;
+    }
+    // The reply still goes out whole through the outbox; only the growing stops.
+    state.stopped = true;
+    log.warn({ err: error, step: step.kind }, 'streaming stopped for this turn');
+  }
+}
+
+type ClaimedStream = Extract<StreamClaim, { kind: 'claimed' }>;
+
+/** A look again at a message another holding is editing this instant. */
+const busyRetryMs = 500;
+
+/** The first step opens (or takes over) the growing message; every later one claims it again, fenced. */
+async function claimNextStep(ctx: WorkerContext, options: ReplyStreamOptions, row: ClaimedStream | undefined): Promise<StreamClaim> {
+  const input = await stepInput(ctx, options);
+  if (!input) return { kind: 'stale' };
+  if (row) return claimStreamStep(ctx.db, { ...input, outboxId: row.outboxId });
+  return openReplyStream(ctx.db, { ...input, platform: options.sender.platform, target: options.target });
+}
+
+async function stepInput(ctx: WorkerContext, options: ReplyStreamOptions): Promise<StreamStepInput | undefined> {
   const begun = await options.begin;
   if (begun.kind !== 'begun') return undefined;
-  return openReplyStream(ctx.db, {
-    conversationId: options.conversationId,
-    turnId: begun.turnId,
-    platform: options.sender.platform,
-    target: options.target,
-    claimFor: options.claimId,
-  });
+  return { conversationId: options.conversationId, turnId: begun.turnId, claimId: options.claimId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
 }
 
 /** The sender, if this conversation's replies stream: STREAMING or its own setting, and a platform that can edit. */

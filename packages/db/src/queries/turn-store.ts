@@ -377,8 +377,12 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
       -- part: delivery edits it to its final text instead of posting the reply again.
       update outbox set status = 'pending', turn_id = ${turnId}, chunk_index = 0, next_attempt_at = now(),
         text = (select r.text from jsonb_to_recordset(${JSON.stringify(outboxRows)}::jsonb) as r(ord int, text text) where r.ord = 1),
-        claimed_by = ${input.claimFor ?? null}::text,
-        claimed_until = case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
+        -- A step of another holding's stream still in flight (a superseded turn's edit) keeps its claim: delivery
+        -- waits for it to end, so the final text is the last edit the user sees (docs/turns.md "Streaming replies").
+        claimed_by = case when outbox.claimed_until > now() and outbox.claimed_by is distinct from ${input.claimFor ?? null}::text then outbox.claimed_by
+          else ${input.claimFor ?? null}::text end,
+        claimed_until = case when outbox.claimed_until > now() and outbox.claimed_by is distinct from ${input.claimFor ?? null}::text then outbox.claimed_until
+          when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
       -- Only a turn takes it over: a chat command's reply is its own message, the growing one waits for the turn that answers it.
       where conversation_id = ${input.conversationId} and status = 'streaming' and ${turnId}::bigint is not null and ${outboxRows.length}::int > 0
         and exists (select 1 from fence)

@@ -65,7 +65,8 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
       break;
     case 'busy':
       if (command.mode) {
-        await ctx.actions.setBusyMode(conversation.id, command.mode, { kind: 'chat' });
+        // Once per event: a holding that lost the lease and runs this command again changes nothing (issue 29, defect 8).
+        await ctx.actions.setBusyMode(conversation.id, command.mode, { kind: 'chat', inboundEventId: event.id });
         reply = `Busy mode is now ${command.mode}: ${busyModeHelp[command.mode]}.`;
       } else {
         reply = `Busy mode is ${mode}: ${busyModeHelp[mode]}. Choose one of: ${busyInputModes.join(', ')}.`;
@@ -74,7 +75,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     case 'new':
     case 'reset': {
       // Announced by the action, as an operator's reset is (packages/actions).
-      await ctx.actions.reset(conversation.id, command.name, { kind: 'chat' });
+      await ctx.actions.reset(conversation.id, command.name, { kind: 'chat', inboundEventId: event.id });
       reply = 'Started a fresh session. Earlier messages are no longer part of our conversation.';
       break;
     }

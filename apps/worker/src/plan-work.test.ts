@@ -4,7 +4,7 @@ import { endsAfterDelivery, planWork, steerableInput, waitingInput } from './pla
 
 const row = (id: number, text: string, command: string | null = 'text'): InboundEventRow => ({
   id, platform: 'telegram', accountId: 'bot', eventId: `e${id}`, conversationId: 1, userId: 'u1', text, command,
-  replyTarget: {}, attachments: null, status: 'pending', turnId: null, receivedAt: new Date(0),
+  replyTarget: {}, attachments: null, status: 'pending', turnId: null, commandAppliedAt: null, receivedAt: new Date(0),
 });
 
 describe('planWork (the plan of a pass)', () => {

@@ -72,6 +72,31 @@ describe('conversation actions', () => {
     ]);
   });
 
+  it('applies a chat /reset once per event: a second holding running the same command changes nothing (issue 29, defect 8)', async () => {
+    const ids = await newConversation('511');
+    const { actions, events } = actionsWithEvents();
+    const door = { kind: 'chat' as const, inboundEventId: ids.eventId };
+    const first = await actions.reset(ids.conversationId, 'reset', door);
+    if (first.kind !== 'reset') throw new Error(first.kind);
+    // The holding that lost the lease reads the same /reset (its event still pending: no commit took it yet).
+    expect(await actions.reset(ids.conversationId, 'reset', door)).toEqual({ kind: 'already_applied' });
+    expect((await loadConversation(db.client.db, ids.conversationId))?.currentSessionId).toBe(first.newSessionId);
+    expect(events.filter((e) => e.type === 'session.started')).toHaveLength(1);
+    // Likewise /busy: one change, the repeat a no-op.
+    const busy = await newConversation('512');
+    const busyDoor = { kind: 'chat' as const, inboundEventId: busy.eventId };
+    expect(await actions.setBusyMode(busy.conversationId, 'queue', busyDoor)).toEqual({ kind: 'set', mode: 'queue' });
+    expect(await actions.setBusyMode(busy.conversationId, 'queue', busyDoor)).toEqual({ kind: 'already_applied' });
+  });
+
+  it('applies nothing for a command whose event another holding already took', async () => {
+    const ids = await newConversation('513');
+    await db.client.db.$client`update inbound_events set status = 'done' where id = ${ids.eventId}`;
+    const { actions } = actionsWithEvents();
+    expect(await actions.reset(ids.conversationId, 'new', { kind: 'chat', inboundEventId: ids.eventId })).toEqual({ kind: 'already_applied' });
+    expect((await loadConversation(db.client.db, ids.conversationId))?.currentSessionId).toBe(ids.sessionId);
+  });
+
   it("supersedes the running turn of an operator's reset: its commit is refused and its input stays pending for the new session", async () => {
     const ids = await newConversation('502');
     const turnId = await runningTurn(ids);

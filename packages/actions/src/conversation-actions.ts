@@ -3,6 +3,7 @@ import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import {
   deleteConversation,
   lockRunningTurns,
+  markCommandApplied,
   releaseHeldInput,
   resetConversationSession,
   resumeConversation,
@@ -45,14 +46,25 @@ export interface ActionDeps {
  * turn is superseded, its commit refused, its input run again in the session
  * left current), and `record` writes the audit row in the action's own
  * transaction, with what happened.
+ *
+ * A chat command names its event (`inboundEventId`): the change is applied
+ * only if that event is still pending and was not applied before
+ * (markCommandApplied, in the change's transaction), so a holding that lost
+ * the lease and runs the same command again changes nothing
+ * (`already_applied`).
  */
-export type Door<T> = { kind: 'chat' } | { kind: 'operator'; record: (tx: DbExecutor, outcome: T, supersededTurnIds: number[]) => Promise<void> };
+export type Door<T> =
+  | { kind: 'chat'; inboundEventId?: number }
+  | { kind: 'operator'; record: (tx: DbExecutor, outcome: T, supersededTurnIds: number[]) => Promise<void> };
 
-export type ResetOutcome = ResetResult;
+/** A chat command whose change another holding already applied (or whose event it took): nothing changed. */
+export type AlreadyApplied = { kind: 'already_applied' };
+
+export type ResetOutcome = ResetResult | AlreadyApplied;
 export type SuspendOutcome = SuspendResult;
 export type ResumeOutcome = (ResumeResult & { kind: 'resumed'; releasedInput: number }) | Exclude<ResumeResult, { kind: 'resumed' }>;
 export type DeleteOutcome = DeleteConversationResult;
-export type BusyModeOutcome = { kind: 'set'; mode: BusyModeName | null } | { kind: 'not_found' };
+export type BusyModeOutcome = { kind: 'set'; mode: BusyModeName | null } | { kind: 'not_found' } | AlreadyApplied;
 /** What the runtime setting is now; or why it was refused (full-access while CODEX_ALLOW_FULL_ACCESS is off, or through the chat). */
 export type RuntimeOutcome =
   | ({ kind: 'set' } & RuntimeSetting)
@@ -97,7 +109,10 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
   const announce = (change: SessionChange) => emitInOrder(deps.emit, eventsOf(change));
   return {
     async reset(conversationId, reason, door) {
-      const { outcome, superseded } = await changeFenced(deps, conversationId, door, (tx) => resetConversationSession(tx, conversationId, reason), (o) => o.kind === 'reset');
+      const change = (tx: DbExecutor) => resetConversationSession(tx, conversationId, reason);
+      // Through the chat the command's holding runs no turn beside it: once per event is the fence it needs.
+      const { outcome, superseded } =
+        door.kind === 'chat' ? { outcome: await changeOnce(deps, door, change), superseded: [] } : await changeFenced(deps, conversationId, door, change, (o) => o.kind === 'reset');
       if (outcome.kind !== 'reset') return outcome;
       await stopSuperseded(deps, conversationId, superseded);
       await announce({ kind: 'reset', conversationId, reason, oldSessionId: outcome.oldSessionId, newSessionId: outcome.newSessionId });
@@ -128,8 +143,8 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
     },
     async setBusyMode(conversationId, mode, door) {
       const change = async (tx: DbExecutor): Promise<BusyModeOutcome> => ((await setBusyMode(tx, conversationId, mode)) ? { kind: 'set', mode } : { kind: 'not_found' });
-      if (door.kind === 'chat') return change(deps.db);
-      // No session moves, so nothing to fence: the worker reads the mode afresh at each pass.
+      if (door.kind === 'chat') return changeOnce(deps, door, change);
+      // No session moves, so no turn to supersede: the worker reads the mode afresh at each pass.
       return deps.db.transaction(async (tx) => {
         const outcome = await change(tx);
         await door.record(tx, outcome, []);
@@ -190,6 +205,13 @@ async function changeFenced<T>(
     await door.record(tx, outcome, superseded);
     return { outcome, superseded };
   });
+}
+
+/** A chat command's change, applied once per event (Door): a command without an event (none today) is applied as it is. */
+async function changeOnce<T>(deps: ActionDeps, door: { kind: 'chat'; inboundEventId?: number }, change: (tx: DbExecutor) => Promise<T>): Promise<T | AlreadyApplied> {
+  const { inboundEventId } = door;
+  if (inboundEventId === undefined) return change(deps.db);
+  return deps.db.transaction(async (tx) => ((await markCommandApplied(tx, inboundEventId)) ? change(tx) : { kind: 'already_applied' as const }));
 }
 
 async function resumeAndRelease(tx: DbExecutor, conversationId: number): Promise<ResumeOutcome> {

@@ -32,3 +32,19 @@ export async function supersedeTurns(executor: DbExecutor, turnIds: readonly num
     update turns set status = 'interrupted', error = ${supersededByOperator}, ended_at = now()
     where id = any(${`{${turnIds.join(',')}}`}::bigint[]) and status = 'running'`);
 }
+
+/**
+ * The fence of a chat command's change (/new, /reset, /busy <mode>; issue 29,
+ * defect 8), the first statement of the change's transaction: marks the
+ * command's event applied, only while it is pending and not applied yet. A
+ * second holding of the conversation (a lost lease) that reads the same
+ * command finds it applied (or taken) and changes nothing; a crash before the
+ * change commits leaves it unmarked, so whoever runs the command next applies it.
+ */
+export async function markCommandApplied(executor: DbExecutor, inboundEventId: number): Promise<boolean> {
+  const rows = await executor.execute<{ id: string }>(sql`
+    update inbound_events set command_applied_at = now()
+    where id = ${inboundEventId} and status = 'pending' and command_applied_at is null
+    returning id`);
+  return rows.length === 1;
+}

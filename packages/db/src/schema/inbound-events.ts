@@ -41,6 +41,11 @@ export const inboundEvents = pgTable(
     /** refused: over the queued-input cap; the user was told, it is never run. held: set aside by a restart-loop suspension. */
     status: text('status', { enum: ['pending', 'done', 'refused', 'held'] }).notNull().default('pending'),
     turnId: bigint('turn_id', { mode: 'number' }),
+    /**
+     * When the chat command's change (/new, /reset, /busy <mode>) was applied: set in the change's own transaction, only
+     * while the event is pending, so two holdings of the conversation (a lost lease) never apply one command twice.
+     */
+    commandAppliedAt: timestamp('command_applied_at', { withTimezone: true }),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

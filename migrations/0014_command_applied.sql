@@ -1,0 +1,1 @@
+ALTER TABLE "inbound_events" ADD COLUMN "command_applied_at" timestamp with time zone;

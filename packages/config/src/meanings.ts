@@ -76,6 +76,8 @@ export const meanings: Record<string, string> = {
   AGENT_RUNTIME: 'runtime of conversations that name none: openai (chat completions at MODEL_BASE_URL) or codex (a codex app-server child); per conversation through the admin API',
   CODEX_COMMAND: 'codex runtime: the command line that starts an app-server child (docs/codex.md)',
   CODEX_WORKSPACES: 'codex runtime: root of the per-conversation working directories <root>/<conversation id>, resolved absolute at start',
+  CODEX_HOMES: "codex runtime: root of each conversation's own HOME, CODEX_HOME (seeded from the operator's config.toml and auth.json) and TMPDIR, <root>/<conversation id>, mode 0700",
+  CODEX_ENV_PASSTHROUGH: "codex runtime: comma-separated variables a child gets beyond PATH, LANG, LC_*, TERM and the model provider's key (e.g. HTTPS_PROXY); the worker's secrets are refused",
   CODEX_TURN_TIMEOUT_MS: 'codex runtime: the longest one Codex turn may run before it is interrupted and the user told (1000-14400000)',
   CODEX_IDLE_MS: 'codex runtime: a child with no turn for this long is closed; the next turn resumes its thread in a fresh child (1000-86400000)',
   CODEX_MAX_CHILDREN: 'codex runtime: app-server children one worker keeps at once (1-256)',

@@ -1,3 +1,4 @@
+import { isWorkerSecretName } from '@switchboard/core';
 import { z } from 'zod';
 import { modelFallbacks } from './model-fallbacks.ts';
 import {
@@ -58,6 +59,17 @@ const shared = {
   APPROVERS: userKeyList,
 };
 
+/** Comma-separated variable names; a worker secret (DATABASE_URL, a bot token…) is refused at start (issue 30, finding 1). */
+const codexEnvPassthrough = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be comma-separated variable names'))
+      .refine((names) => !names.some(isWorkerSecretName), { message: "must not name the worker's own secrets (DATABASE_URL, REDIS_URL, ADMIN_TOKEN, bot tokens…)" }),
+  );
+
 /**
  * The Codex runtime (docs/codex.md, "Set-up"). A worker starts without Codex
  * installed: the child is spawned only when a Codex conversation runs.
@@ -67,6 +79,10 @@ const codexSettings = {
   CODEX_COMMAND: z.string().trim().min(1, 'must not be empty').default('codex app-server'),
   /** Root of the per-conversation working directories (`<root>/<conversation id>`), resolved absolute at start. */
   CODEX_WORKSPACES: directory('.codex-workspaces'),
+  /** Root of each conversation's own HOME, CODEX_HOME and TMPDIR (`<root>/<conversation id>`), apart from the workspaces a child may write to. */
+  CODEX_HOMES: directory('.codex-homes'),
+  /** Further variables a Codex child gets beyond its allow-list (a proxy, a CA bundle); the worker's own secrets are refused. */
+  CODEX_ENV_PASSTHROUGH: codexEnvPassthrough,
   /** The longest one Codex turn may run (its own budget instead of TURN_TIMEOUT_MS: an agent that runs commands takes longer). */
   CODEX_TURN_TIMEOUT_MS: intInRange(600_000, 1_000, 14_400_000),
   /** A child with no turn for this long is closed (its thread is resumed by a fresh child next time). */

@@ -114,3 +114,4 @@ export {
   type StreamingSetting,
   type StreamStep,
 } from './reply-streaming.ts';
+export { isWorkerSecretName } from './worker-secret-names.ts';

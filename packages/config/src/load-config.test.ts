@@ -139,6 +139,10 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
         CODEX_ENV_PASSTHROUGH: 'HTTPS_PROXY,DATABASE_URL',
       }),
     );
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/codex/homes' })).message).toMatch(
+      /CODEX_HOMES must lie outside CODEX_WORKSPACES/,
+    );
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/codex' })).message).toMatch(/CODEX_HOMES must lie outside/);
     // Issue 30, finding 1: the worker's own secrets never reach a Codex child, not even on an operator's say-so.
     expect(error.message).toMatch(/CODEX_ENV_PASSTHROUGH must not name the worker's own secrets/);
     expect(error.message).not.toContain('\n');

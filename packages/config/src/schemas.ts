@@ -1,4 +1,4 @@
-import { isWorkerSecretName } from '@switchboard/core';
+import { isInsideDirectory, isWorkerSecretName } from '@switchboard/core';
 import { z } from 'zod';
 import { modelFallbacks } from './model-fallbacks.ts';
 import {
@@ -69,6 +69,11 @@ const codexEnvPassthrough = z
       .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be comma-separated variable names'))
       .refine((names) => !names.some(isWorkerSecretName), { message: "must not name the worker's own secrets (DATABASE_URL, REDIS_URL, ADMIN_TOKEN, bot tokens…)" }),
   );
+
+/** The same directory, or one inside the other. */
+function overlaps(a: string, b: string): boolean {
+  return a === b || isInsideDirectory(a, b) || isInsideDirectory(b, a);
+}
 
 /**
  * The Codex runtime (docs/codex.md, "Set-up"). A worker starts without Codex
@@ -281,6 +286,10 @@ export const workerEnvSchema = z
   .superRefine((env, ctx) => {
     if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
+    }
+    // A conversation's HOME and CODEX_HOME (its config and transcripts) must lie outside what workspace-write lets its child write.
+    if (overlaps(env.CODEX_HOMES, env.CODEX_WORKSPACES)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CODEX_HOMES'], message: 'must lie outside CODEX_WORKSPACES (and not contain it)' });
     }
     // Compression locks hold pooled connections; half the pool stays free for everything else (docs/compression.md).
     if (env.COMPRESSION_CONCURRENCY * 2 > env.WORKER_DB_POOL_SIZE) {

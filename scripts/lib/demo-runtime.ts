@@ -32,9 +32,12 @@ export function chooseDemoRuntime(runtime: DemoRuntime, repoRoot: string, dataDi
       AGENT_RUNTIME: 'codex',
       CODEX_COMMAND: command,
       CODEX_WORKSPACES: join(dataDir, 'demo-codex-workspaces'),
+      CODEX_HOMES: join(dataDir, 'demo-codex-homes'),
       // The fake's threads outlive its process (a worker restart resumes them); its log shows every message it got.
       FAKE_CODEX_STATE_DIR: join(dataDir, 'demo-fake-codex-state'),
       FAKE_CODEX_LOG: join(dataDir, 'demo-logs', 'fake-codex.jsonl'),
+      // A child gets only an allow-list of the worker's environment: the fake's settings are passed on by name.
+      ...(own ? {} : { CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG' }),
     },
     description: own ? `the codex runtime (CODEX_COMMAND=${own})` : 'the codex runtime against the fake Codex app-server (apps/sim); try "hang", "die" or "run: ls"',
   };

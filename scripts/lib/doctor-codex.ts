@@ -9,7 +9,8 @@ const install = 'install Codex as the worker\'s user (npm i -g @openai/codex, th
 /**
  * The Codex runtime's set-up (docs/codex.md): with AGENT_RUNTIME=codex, the
  * program CODEX_COMMAND starts must be found (a path, or a name on PATH) and
- * CODEX_WORKSPACES must be a directory the worker can create and write. It
+ * CODEX_WORKSPACES and CODEX_HOMES (each conversation's own HOME and
+ * CODEX_HOME) must be directories the worker can create and write. It
  * starts nothing: a Codex login is checked by Codex itself at the first turn.
  */
 export async function checkCodex(env: NodeJS.ProcessEnv): Promise<CheckResult> {
@@ -26,6 +27,9 @@ export async function checkCodex(env: NodeJS.ProcessEnv): Promise<CheckResult> {
   if (!found) return { name, status: 'fail', detail: `${program} (from CODEX_COMMAND) is not ${program.includes('/') ? 'an executable file' : 'on PATH'}`, fix: install };
   const blocked = await findUnwritable(workspaces);
   if (blocked) return { name, status: 'fail', detail: `CODEX_WORKSPACES ${workspaces}: ${blocked}`, fix: "make it a directory the worker's user can write, or set CODEX_WORKSPACES" };
+  const homes = readSetting<string>(env, 'CODEX_HOMES');
+  const homesBlocked = homes ? await findUnwritable(homes) : 'invalid (see config)';
+  if (homesBlocked) return { name, status: 'fail', detail: `CODEX_HOMES ${homes ?? ''}: ${homesBlocked}`, fix: "make it a directory the worker's user can write, or set CODEX_HOMES" };
   return { name, status: 'ok', detail: `${program} found at ${found}; workspaces under ${workspaces}` };
 }
 

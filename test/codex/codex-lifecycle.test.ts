@@ -207,3 +207,43 @@ describe('the pool', () => {
     expect(pids.map(isRunning)).toEqual([false, false]);
   });
 });
+
+describe('the child’s environment', () => {
+  // Issue 30, finding 1: a child got the worker's process.env; now the pool's childEnv decides all of it (docs/codex.md, "What a child gets").
+  const fakeEnv = () => ({ PATH: process.env.PATH, FAKE_CODEX_STATE_DIR: setup.env.FAKE_CODEX_STATE_DIR, FAKE_CODEX_LOG: setup.env.FAKE_CODEX_LOG });
+
+  it('is exactly what childEnv gives for the conversation, prepared at each spawn', async () => {
+    const asked: number[] = [];
+    const pool = setup.createPool({
+      childEnv: (conversationId) => {
+        asked.push(conversationId);
+        return Promise.resolve({ kind: 'ready', env: { ...fakeEnv(), CODEX_HOME: `/homes/${conversationId}/.codex` } });
+      },
+    });
+    const result = await pool.runtimeFor(7, setup.conversation({ autoApprove: true })).runTurn(turnRequest('run: env'));
+    expect(result.outcome).toBe('completed');
+    const printed = result.outcome === 'completed' ? result.text.split('\n').slice(1).filter(Boolean) : [];
+    expect(printed.map((line) => line.slice(0, line.indexOf('=')))).toEqual(['CODEX_HOME', 'FAKE_CODEX_LOG', 'FAKE_CODEX_STATE_DIR', 'PATH']);
+    expect(printed).toContain('CODEX_HOME=/homes/7/.codex');
+    await pool.runtimeFor(7, setup.conversation()).runTurn(turnRequest('again'));
+    expect(asked).toEqual([7]);
+  });
+
+  it('that cannot be prepared fails the turn RUNTIME_CRASHED, spawns nothing, and the next turn tries again', async () => {
+    let calls = 0;
+    const pool = setup.createPool({
+      childEnv: () => {
+        calls += 1;
+        if (calls === 1) return Promise.resolve({ kind: 'failed', reason: 'CODEX_HOMES: outside_root' });
+        if (calls === 2) return Promise.reject(new Error('EACCES'));
+        return Promise.resolve({ kind: 'ready', env: fakeEnv() });
+      },
+    });
+    const runtime = pool.runtimeFor(1, setup.conversation());
+    expect(await runtime.runTurn(turnRequest('hi'))).toMatchObject({ outcome: 'failed', failure: { code: 'RUNTIME_CRASHED', message: expect.stringContaining('outside_root') } });
+    expect(await runtime.runTurn(turnRequest('hi'))).toMatchObject({ outcome: 'failed', failure: { code: 'RUNTIME_CRASHED', message: expect.stringContaining('EACCES') } });
+    expect(pool.size).toBe(0);
+    expect(requestsNamed(setup.readLog(), 'initialize')).toHaveLength(0);
+    expect(await runtime.runTurn(turnRequest('hi'))).toMatchObject({ outcome: 'completed', text: 'codex: hi' });
+  });
+});

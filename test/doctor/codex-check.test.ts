@@ -42,5 +42,6 @@ describe('the doctor checks the Codex set-up', () => {
   it('fails when the workspace root cannot be a directory', async () => {
     const under = join(dir, 'a-file', 'ws');
     expect(await checkCodex(env({ CODEX_WORKSPACES: under }))).toMatchObject({ status: 'fail', detail: `CODEX_WORKSPACES ${under}: ${join(dir, basename(join(dir, 'a-file')))} is not a directory` });
+    expect(await checkCodex(env({ CODEX_HOMES: under }))).toMatchObject({ status: 'fail', detail: `CODEX_HOMES ${under}: ${join(dir, 'a-file')} is not a directory` });
   });
 });

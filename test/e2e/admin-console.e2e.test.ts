@@ -110,6 +110,7 @@ describe.skipIf(!chromiumPath)('admin console page in headless Chromium', () => 
     // Conversation 9501 is still selected. Shown, set with the control, full-access not offered where the gateway refuses it.
     expect(await page.textContent('#detail-runtime')).toBe('default (openai)');
     expect(await page.isDisabled('#permission-profile option[value="full-access"]')).toBe(true);
+    expect(await page.isDisabled('#permission-profile option[value="full-access-unattended"]')).toBe(true);
     await page.selectOption('#runtime', 'codex');
     await page.selectOption('#permission-profile', 'workspace-write');
     await page.click('button[data-action="runtime"]');

@@ -21,7 +21,7 @@ export interface Logged {
   };
 }
 
-/** A throwaway dir for the fake's threads, its log and the workspaces; the env that points a worker at them. */
+/** A throwaway dir for the fake's threads, its log, the workspaces and the conversations' homes; the env that points a worker at them. */
 export function codexSetup(extra: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
   const logFile = join(dir, 'fake-codex.jsonl');
@@ -29,6 +29,9 @@ export function codexSetup(extra: Record<string, string> = {}) {
     AGENT_RUNTIME: 'codex',
     CODEX_COMMAND: fakeCodexCommand,
     CODEX_WORKSPACES: join(dir, 'workspaces'),
+    CODEX_HOMES: join(dir, 'homes'),
+    // A child gets only its allow-list (docs/codex.md, "What a child gets"): the fake's own settings are passed on by name.
+    CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG',
     FAKE_CODEX_STATE_DIR: join(dir, 'state'),
     FAKE_CODEX_LOG: logFile,
     DRAIN_TIMEOUT_MS: '300',

@@ -5,6 +5,7 @@ import { isInsideDirectory, resolveAgentRuntime, resolvePermissionProfile, resol
 import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
+import { createCodexChildEnv } from './codex-home.ts';
 
 /**
  * Which runtime runs a conversation's turn (docs/codex.md): its own setting
@@ -32,7 +33,16 @@ export type RuntimeChoice =
 
 type RuntimeConfig = Pick<
   WorkerConfig,
-  'AGENT_RUNTIME' | 'CODEX_COMMAND' | 'CODEX_WORKSPACES' | 'CODEX_IDLE_MS' | 'CODEX_MAX_CHILDREN' | 'CODEX_ALLOW_FULL_ACCESS' | 'TURN_TIMEOUT_MS' | 'CODEX_TURN_TIMEOUT_MS'
+  | 'AGENT_RUNTIME'
+  | 'CODEX_COMMAND'
+  | 'CODEX_WORKSPACES'
+  | 'CODEX_HOMES'
+  | 'CODEX_ENV_PASSTHROUGH'
+  | 'CODEX_IDLE_MS'
+  | 'CODEX_MAX_CHILDREN'
+  | 'CODEX_ALLOW_FULL_ACCESS'
+  | 'TURN_TIMEOUT_MS'
+  | 'CODEX_TURN_TIMEOUT_MS'
 >;
 
 /** The runtime name a conversation's turns use now. */
@@ -48,7 +58,14 @@ export function turnTimeoutOf(config: RuntimeConfig, conversation: Pick<Conversa
 export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntime, log: Logger): TurnRuntimes {
   let pool: CodexPool | undefined;
   const codexPool = (): CodexPool => {
-    pool ??= createCodexPool({ command: config.CODEX_COMMAND, idleMs: config.CODEX_IDLE_MS, maxChildren: config.CODEX_MAX_CHILDREN, logger: log.child({ runtime: 'codex' }) });
+    // Each child gets its conversation's own directories and an allow-listed environment, never the worker's (docs/codex.md, "What a child gets").
+    pool ??= createCodexPool({
+      command: config.CODEX_COMMAND,
+      idleMs: config.CODEX_IDLE_MS,
+      maxChildren: config.CODEX_MAX_CHILDREN,
+      logger: log.child({ runtime: 'codex' }),
+      childEnv: createCodexChildEnv({ homesRoot: config.CODEX_HOMES, passthrough: config.CODEX_ENV_PASSTHROUGH, source: process.env }),
+    });
     return pool;
   };
   return {

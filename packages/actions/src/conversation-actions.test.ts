@@ -221,8 +221,10 @@ describe('the runtime setting (issue 21)', () => {
     const ids = await newConversation('2202');
     const door = operator<Awaited<ReturnType<ReturnType<typeof actionsWith>['setRuntime']>>>();
     expect(await actionsWith(false).setRuntime(ids.conversationId, { runtime: 'codex', permissionProfile: 'full-access' }, door)).toEqual({ kind: 'full_access_disabled' });
-    expect(door.recorded.map((r) => r.outcome)).toEqual([{ kind: 'full_access_disabled' }]);
     expect(await actionsWith(true).setRuntime(ids.conversationId, { permissionProfile: 'full-access' }, { kind: 'chat' })).toEqual({ kind: 'full_access_disabled' });
+    expect(await actionsWith(false).setRuntime(ids.conversationId, { permissionProfile: 'full-access-unattended' }, door)).toEqual({ kind: 'full_access_disabled' });
+    expect(door.recorded.map((r) => r.outcome)).toEqual([{ kind: 'full_access_disabled' }, { kind: 'full_access_disabled' }]);
+    expect(await actionsWith(true).setRuntime(ids.conversationId, { permissionProfile: 'full-access-unattended' }, { kind: 'chat' })).toEqual({ kind: 'full_access_disabled' });
     const [unchanged] = await db.client.db.$client<{ runtime: string | null; permission_profile: string | null }[]>`select runtime, permission_profile from conversations where id = ${ids.conversationId}`;
     expect(unchanged).toEqual({ runtime: null, permission_profile: null });
     expect(await actionsWith(true).setRuntime(ids.conversationId, { permissionProfile: 'full-access' }, door)).toEqual({ kind: 'set', runtime: null, permissionProfile: 'full-access' });

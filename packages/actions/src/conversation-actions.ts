@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
+import { isFullAccessProfile, isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import {
   deleteConversation,
   lockRunningTurns,
@@ -154,7 +154,7 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
     async setRuntime(conversationId, change, door) {
       const fullAccessAllowed = door.kind === 'operator' && deps.fullAccessAllowed === true;
       const apply = async (tx: DbExecutor): Promise<RuntimeOutcome> => {
-        if (change.permissionProfile === 'full-access' && !fullAccessAllowed) return { kind: 'full_access_disabled' };
+        if (isFullAccessProfile(change.permissionProfile) && !fullAccessAllowed) return { kind: 'full_access_disabled' };
         const setting = await setConversationRuntime(tx, conversationId, change);
         return setting ? { kind: 'set', ...setting } : { kind: 'not_found' };
       };

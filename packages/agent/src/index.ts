@@ -23,4 +23,5 @@ export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from '.
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';
 export { createCodexPool } from './codex/codex-pool.ts';
 export { splitCommandLine } from './codex/split-command.ts';
-export type { CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';
+export type { ChildEnvOutcome, CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';
+export { buildCodexChildEnv, readProviderKeyName } from './codex/codex-child-env.ts';

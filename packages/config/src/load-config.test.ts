@@ -95,6 +95,8 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
       CODEX_MAX_CHILDREN: 8,
       CODEX_ALLOW_FULL_ACCESS: false,
       CODEX_WORKSPACES: resolve(process.cwd(), '.codex-workspaces'),
+      CODEX_HOMES: resolve(process.cwd(), '.codex-homes'),
+      CODEX_ENV_PASSTHROUGH: [],
     });
     expect(parseConfig(gatewayEnvSchema, {}).CODEX_ALLOW_FULL_ACCESS).toBe(false);
   });
@@ -108,8 +110,12 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
       CODEX_IDLE_MS: '2000',
       CODEX_MAX_CHILDREN: '1',
       CODEX_ALLOW_FULL_ACCESS: 'on',
+      CODEX_HOMES: '/srv/codex-homes',
+      CODEX_ENV_PASSTHROUGH: ' HTTPS_PROXY, SSL_CERT_FILE ',
     });
     expect(config).toMatchObject({
+      CODEX_HOMES: '/srv/codex-homes',
+      CODEX_ENV_PASSTHROUGH: ['HTTPS_PROXY', 'SSL_CERT_FILE'],
       CODEX_COMMAND: '/opt/codex/bin/codex app-server',
       CODEX_WORKSPACES: '/srv/codex',
       CODEX_TURN_TIMEOUT_MS: 1500,
@@ -130,8 +136,15 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
         CODEX_IDLE_MS: 'soon',
         CODEX_MAX_CHILDREN: '0',
         CODEX_ALLOW_FULL_ACCESS: 'yes',
+        CODEX_ENV_PASSTHROUGH: 'HTTPS_PROXY,DATABASE_URL',
       }),
     );
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/codex/homes' })).message).toMatch(
+      /CODEX_HOMES must lie outside CODEX_WORKSPACES/,
+    );
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/codex' })).message).toMatch(/CODEX_HOMES must lie outside/);
+    // Issue 30, finding 1: the worker's own secrets never reach a Codex child, not even on an operator's say-so.
+    expect(error.message).toMatch(/CODEX_ENV_PASSTHROUGH must not name the worker's own secrets/);
     expect(error.message).not.toContain('\n');
     expect(error.message).toMatch(/CODEX_COMMAND must not be empty/);
     expect(error.message).toMatch(/CODEX_WORKSPACES must not be empty/);

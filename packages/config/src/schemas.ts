@@ -1,3 +1,4 @@
+import { isInsideDirectory, isWorkerSecretName } from '@switchboard/core';
 import { z } from 'zod';
 import { modelFallbacks } from './model-fallbacks.ts';
 import {
@@ -58,6 +59,22 @@ const shared = {
   APPROVERS: userKeyList,
 };
 
+/** Comma-separated variable names; a worker secret (DATABASE_URL, a bot token…) is refused at start (issue 30, finding 1). */
+const codexEnvPassthrough = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be comma-separated variable names'))
+      .refine((names) => !names.some(isWorkerSecretName), { message: "must not name the worker's own secrets (DATABASE_URL, REDIS_URL, ADMIN_TOKEN, bot tokens…)" }),
+  );
+
+/** The same directory, or one inside the other. */
+function overlaps(a: string, b: string): boolean {
+  return a === b || isInsideDirectory(a, b) || isInsideDirectory(b, a);
+}
+
 /**
  * The Codex runtime (docs/codex.md, "Set-up"). A worker starts without Codex
  * installed: the child is spawned only when a Codex conversation runs.
@@ -67,6 +84,10 @@ const codexSettings = {
   CODEX_COMMAND: z.string().trim().min(1, 'must not be empty').default('codex app-server'),
   /** Root of the per-conversation working directories (`<root>/<conversation id>`), resolved absolute at start. */
   CODEX_WORKSPACES: directory('.codex-workspaces'),
+  /** Root of each conversation's own HOME, CODEX_HOME and TMPDIR (`<root>/<conversation id>`), apart from the workspaces a child may write to. */
+  CODEX_HOMES: directory('.codex-homes'),
+  /** Further variables a Codex child gets beyond its allow-list (a proxy, a CA bundle); the worker's own secrets are refused. */
+  CODEX_ENV_PASSTHROUGH: codexEnvPassthrough,
   /** The longest one Codex turn may run (its own budget instead of TURN_TIMEOUT_MS: an agent that runs commands takes longer). */
   CODEX_TURN_TIMEOUT_MS: intInRange(600_000, 1_000, 14_400_000),
   /** A child with no turn for this long is closed (its thread is resumed by a fresh child next time). */
@@ -265,6 +286,10 @@ export const workerEnvSchema = z
   .superRefine((env, ctx) => {
     if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
+    }
+    // A conversation's HOME and CODEX_HOME (its config and transcripts) must lie outside what workspace-write lets its child write.
+    if (overlaps(env.CODEX_HOMES, env.CODEX_WORKSPACES)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CODEX_HOMES'], message: 'must lie outside CODEX_WORKSPACES (and not contain it)' });
     }
     // Compression locks hold pooled connections; half the pool stays free for everything else (docs/compression.md).
     if (env.COMPRESSION_CONCURRENCY * 2 > env.WORKER_DB_POOL_SIZE) {

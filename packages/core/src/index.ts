@@ -55,7 +55,7 @@ export { estimateRequestTokens, needsCompression, type PreflightInput } from './
 export { normaliseStringValues, normaliseText } from './normalise-text.ts';
 export { decideWait, type WaitAllowance, type WaitDecision } from './wait-limits.ts';
 export { errorCodes, isRetryableCode, shapeError, type ErrorCode, type ErrorCodeOf, type ErrorFamily, type ErrorShape } from './error-codes.ts';
-export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';
+export { agentRuntimeNames, permissionProfiles, resolveAgentRuntime, resolvePermissionProfile, isFullAccessProfile, type AgentRuntimeName, type PermissionProfile } from './runtime-choice.ts';
 export {
   automaticCompressionGate,
   compressionBackoffMaxDoublings,
@@ -114,3 +114,4 @@ export {
   type StreamingSetting,
   type StreamStep,
 } from './reply-streaming.ts';
+export { isWorkerSecretName } from './worker-secret-names.ts';

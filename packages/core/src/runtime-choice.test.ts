@@ -19,5 +19,7 @@ describe('resolvePermissionProfile', () => {
   it('allows full-access only while the operator setting allows it', () => {
     expect(resolvePermissionProfile('full-access', true)).toBe('full-access');
     expect(resolvePermissionProfile('full-access', false)).toBe('read-only');
+    expect(resolvePermissionProfile('full-access-unattended', true)).toBe('full-access-unattended');
+    expect(resolvePermissionProfile('full-access-unattended', false)).toBe('read-only');
   });
 });

@@ -7,12 +7,20 @@ export const agentRuntimeNames = ['openai', 'codex'] as const;
 export type AgentRuntimeName = (typeof agentRuntimeNames)[number];
 
 /**
- * read-only: read-only sandbox, approval on request (the default).
- * workspace-write: may write inside the conversation's workspace, approval on request.
- * full-access: no sandbox; only where an operator setting allows it, never chosen from the chat.
+ * read-only: read-only sandbox, every command but Codex's known-safe reads asks (the default).
+ * workspace-write: may write inside the conversation's workspace; anything beyond it asks.
+ * full-access: no sandbox, but every command but Codex's known-safe reads still asks.
+ * full-access-unattended: no sandbox and nothing asks; an operator's explicit choice for
+ * one conversation (issue 30, finding 1: full access used to ask nothing by default).
+ * Both full-access profiles exist only where an operator setting allows them, never chosen from the chat.
  */
-export const permissionProfiles = ['read-only', 'workspace-write', 'full-access'] as const;
+export const permissionProfiles = ['read-only', 'workspace-write', 'full-access', 'full-access-unattended'] as const;
 export type PermissionProfile = (typeof permissionProfiles)[number];
+
+/** The profiles without a sandbox, which CODEX_ALLOW_FULL_ACCESS gates. */
+export function isFullAccessProfile(profile: PermissionProfile | null | undefined): boolean {
+  return profile === 'full-access' || profile === 'full-access-unattended';
+}
 
 /** The runtime a conversation uses: its own choice, else the global one. */
 export function resolveAgentRuntime(conversationChoice: AgentRuntimeName | null | undefined, globalDefault: AgentRuntimeName): AgentRuntimeName {
@@ -25,6 +33,6 @@ export function resolveAgentRuntime(conversationChoice: AgentRuntimeName | null 
  * next turn, falling back to the safest profile rather than a middle one.
  */
 export function resolvePermissionProfile(stored: PermissionProfile | null | undefined, fullAccessAllowed: boolean): PermissionProfile {
-  if (stored === 'full-access' && !fullAccessAllowed) return 'read-only';
+  if (isFullAccessProfile(stored) && !fullAccessAllowed) return 'read-only';
   return stored ?? 'read-only';
 }

@@ -134,7 +134,7 @@ async function loadDetail(id) {
   $('detail-turns').textContent = recent.items.map((t) => `${t.id} ${t.status}${t.model ? ` by ${t.model}` : ''}`).join(', ') || 'none yet';
   $('busy-mode').value = c.busyMode || '';
   $('detail-runtime').textContent = c.runtime || `default (${detail.defaultRuntime})`;
-  $('detail-profile').textContent = (c.permissionProfile || 'default (read-only)') + (c.permissionProfile === 'full-access' && !detail.fullAccessAllowed ? ' — runs read-only: full access is off' : '');
+  $('detail-profile').textContent = (c.permissionProfile || 'default (read-only)') + ((c.permissionProfile === 'full-access' || c.permissionProfile === 'full-access-unattended') && !detail.fullAccessAllowed ? ' — runs read-only: full access is off' : '');
   $('detail-crashes').textContent = String(c.runtimeCrashStreak);
   // The operator's chosen model (PUT .../model); without one, MODEL_NAME and then MODEL_FALLBACKS in order.
   $('detail-model').textContent = c.model ? `${c.model} (${c.modelFallback ? 'may fall back' : 'no fallback'})` : 'default (configured order)';
@@ -143,7 +143,7 @@ async function loadDetail(id) {
   $('runtime').value = c.runtime || '';
   $('permission-profile').value = c.permissionProfile || '';
   // Offered only where the gateway allows it (CODEX_ALLOW_FULL_ACCESS); the API refuses it otherwise.
-  $('permission-profile').querySelector('option[value="full-access"]').disabled = !detail.fullAccessAllowed;
+  for (const value of ['full-access', 'full-access-unattended']) $('permission-profile').querySelector(`option[value="${value}"]`).disabled = !detail.fullAccessAllowed;
   const messages = transcript.messages.slice().reverse();
   // Questions asked of the chat user sit in the transcript where they were asked (from the oldest message shown on).
   const since = messages.length > 0 ? messages[0].createdAt : '';

@@ -171,7 +171,7 @@ const routes: readonly RouteShape[] = [
     path: '/admin/conversations/{id}/runtime',
     mutating: true,
     body: fc
-      .tuple(fc.constantFrom('openai', 'codex', null, undefined), fc.constantFrom('read-only', 'workspace-write', 'full-access', null, undefined))
+      .tuple(fc.constantFrom('openai', 'codex', null, undefined), fc.constantFrom('read-only', 'workspace-write', 'full-access', 'full-access-unattended', null, undefined))
       .filter(([runtime, profile]) => runtime !== undefined || profile !== undefined)
       .map(([runtime, profile]) =>
         obj({

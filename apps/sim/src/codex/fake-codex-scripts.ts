@@ -15,6 +15,8 @@ export interface FakeTurnContext {
   signal: AbortSignal;
   /** Commands approved "for session" on this thread: not asked again. */
   sessionApproved: Set<string>;
+  /** The turn's approvalPolicy is `never`: commands run without asking. */
+  neverAsk?: boolean;
   notify(method: string, params: Record<string, unknown>): void;
   /** A request to the client: its answer, or 'aborted' when the turn was interrupted first. */
   request(method: string, params: Record<string, unknown>): Promise<ClientAnswer | 'aborted'>;
@@ -107,7 +109,7 @@ async function runCommand(context: FakeTurnContext, command: string, legacy: boo
   const item = { type: 'commandExecution', id: itemId(), command, cwd, processId: null, status: 'inProgress', commandActions: [{ type: 'unknown', command }], aggregatedOutput: null, exitCode: null, durationMs: null };
   context.notify('item/started', { threadId, turnId, item, startedAtMs: Date.now() });
   let decision: Decision = 'accept';
-  if (!context.sessionApproved.has(command)) {
+  if (!context.sessionApproved.has(command) && !context.neverAsk) {
     const reason = 'the fake wants to run a command';
     const answer = legacy
       ? await context.request('execCommandApproval', { conversationId: threadId, callId: item.id, approvalId: null, command: ['bash', '-lc', command], cwd, reason, parsedCmd: [] })
@@ -118,11 +120,12 @@ async function runCommand(context: FakeTurnContext, command: string, legacy: boo
   }
   if (decision === 'acceptForSession') context.sessionApproved.add(command);
   const ran = decision === 'accept' || decision === 'acceptForSession';
-  const completed = ran
-    ? { ...item, status: 'completed', aggregatedOutput: `ran ${command}\n`, exitCode: 0, durationMs: 1 }
-    : { ...item, status: 'declined' };
+  // `env` prints this process's environment, as the real command would print the child's: what a chat user can read (issue 30, finding 1).
+  const output = command === 'env' ? renderEnv() : `ran ${command}\n`;
+  const completed = ran ? { ...item, status: 'completed', aggregatedOutput: output, exitCode: 0, durationMs: 1 } : { ...item, status: 'declined' };
   context.notify('item/completed', { threadId, turnId, item: completed, completedAtMs: Date.now() });
   if (decision === 'cancel') return { status: 'interrupted' };
+  if (ran && command === 'env') return say(context, `codex: ran env\n${output}`);
   return say(context, ran ? `codex: ran ${command}` : `codex: ${command} was declined`);
 }
 
@@ -171,6 +174,13 @@ async function sendUnknowns(context: FakeTurnContext): Promise<FakeTurnEnd> {
   context.notify('item/completed', { threadId, turnId, item: mystery, completedAtMs: Date.now(), brandNewField: 'x' });
   context.notify('thread/tokenUsage/updated', { threadId, turnId, tokenUsage: { total: { totalTokens: 7 } } });
   return say(context, 'codex: unknown things ignored', { phase: 'final', extraField: { nested: true } });
+}
+
+function renderEnv(): string {
+  return `${Object.entries(process.env)
+    .map(([name, value]) => `${name}=${value ?? ''}`)
+    .sort()
+    .join('\n')}\n`;
 }
 
 function itemId(): string {

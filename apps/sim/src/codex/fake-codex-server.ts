@@ -29,6 +29,8 @@ interface ActiveTurn {
   abort: AbortController;
   /** `hang-deaf`: turn/interrupt is answered but ignored, like a child that is stuck. */
   deaf: boolean;
+  /** turn/start's approvalPolicy: `never` runs commands without asking, like Codex. */
+  approvalPolicy: unknown;
 }
 
 /** A thread this process has started or resumed. */
@@ -150,7 +152,7 @@ const startTurn: Handler = (fake, id, params) => {
     fake.overloadedOnce.add(threadId);
     return fail(fake, id, codes.overloaded, 'Server overloaded; retry later.');
   }
-  const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf' };
+  const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf', approvalPolicy: params.approvalPolicy };
   fake.active.set(threadId, turn);
   reply(fake, id, { turn: { id: turn.turnId, status: 'inProgress', items: [], error: null } });
   void runTurn(fake, threadId, turn, text);
@@ -184,6 +186,7 @@ async function runTurn(fake: FakeServer, threadId: string, turn: ActiveTurn, tex
     cwd: thread.cwd,
     signal: abort.signal,
     sessionApproved: thread.sessionApproved,
+    neverAsk: turn.approvalPolicy === 'never',
     notify: (method, params) => notify(fake, method, params),
     request: (method, params) => requestClient(fake, method, params, abort.signal),
     exit: fake.io.exit,

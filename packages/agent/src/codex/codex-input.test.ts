@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
+import { permissionProfiles } from '@switchboard/core';
+import { approvalPolicyOf, buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
 import { codeOfCodexError, endOfCompletedTurn } from './codex-turn-end.ts';
 
 describe('buildTurnText', () => {
@@ -42,12 +43,25 @@ describe('buildTurnText', () => {
 });
 
 describe('profiles', () => {
-  it('map to sandbox modes and policies, approval on request', () => {
-    expect(threadSettingsOf('read-only')).toEqual({ approvalPolicy: 'on-request', sandbox: 'read-only' });
-    expect(threadSettingsOf('full-access')).toEqual({ approvalPolicy: 'on-request', sandbox: 'danger-full-access' });
+  it('map to sandbox modes and policies', () => {
+    expect(threadSettingsOf('read-only')).toEqual({ approvalPolicy: 'untrusted', sandbox: 'read-only' });
+    expect(threadSettingsOf('workspace-write')).toEqual({ approvalPolicy: 'on-request', sandbox: 'workspace-write' });
+    expect(threadSettingsOf('full-access')).toEqual({ approvalPolicy: 'untrusted', sandbox: 'danger-full-access' });
+    expect(threadSettingsOf('full-access-unattended')).toEqual({ approvalPolicy: 'never', sandbox: 'danger-full-access' });
     expect(sandboxPolicyOf('read-only', '/w')).toEqual({ type: 'readOnly', networkAccess: false });
     expect(sandboxPolicyOf('workspace-write', '/w')).toMatchObject({ type: 'workspaceWrite', writableRoots: ['/w'] });
     expect(sandboxPolicyOf('full-access', '/w')).toEqual({ type: 'dangerFullAccess' });
+    expect(sandboxPolicyOf('full-access-unattended', '/w')).toEqual({ type: 'dangerFullAccess' });
+  });
+
+  it('ask before every command but known-safe reads, except inside the workspace of workspace-write and where an operator chose unattended', () => {
+    // Issue 30, finding 1: every profile was on-request, so read-only and full access asked for nothing the sandbox (or no sandbox) allowed.
+    expect(permissionProfiles.map((profile) => [profile, approvalPolicyOf(profile)])).toEqual([
+      ['read-only', 'untrusted'],
+      ['workspace-write', 'on-request'],
+      ['full-access', 'untrusted'],
+      ['full-access-unattended', 'never'],
+    ]);
   });
 });
 

@@ -50,10 +50,28 @@ function clip(text: string): string {
   return text.length > maxCarriedChars ? `${text.slice(0, maxCarriedChars)}… [cut]` : text;
 }
 
+/** Codex's AskForApproval words (`codex-rs/app-server-protocol`, kebab-case). */
+export type ApprovalPolicy = 'untrusted' | 'on-request' | 'never';
+
+/**
+ * When Codex asks before acting, per profile (docs/codex.md, "Permission
+ * profiles"). `untrusted` asks before every command except Codex's own list
+ * of known-safe reads (`ls`, `cat`, `grep`…); `on-request` runs commands
+ * inside the sandbox and asks for anything beyond it (a write outside the
+ * workspace, the network). Every profile used `on-request` before issue 30,
+ * finding 1: read-only then asked for nothing the sandbox allowed, and full
+ * access (no sandbox) asked for nothing at all.
+ */
+export function approvalPolicyOf(profile: PermissionProfile): ApprovalPolicy {
+  if (profile === 'workspace-write') return 'on-request';
+  if (profile === 'full-access-unattended') return 'never';
+  return 'untrusted';
+}
+
 /** `thread/start` and `thread/resume` settings of a profile (SandboxMode words). */
-export function threadSettingsOf(profile: PermissionProfile): { approvalPolicy: 'on-request'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' } {
-  const sandbox = profile === 'full-access' ? 'danger-full-access' : profile;
-  return { approvalPolicy: 'on-request', sandbox };
+export function threadSettingsOf(profile: PermissionProfile): { approvalPolicy: ApprovalPolicy; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' } {
+  const sandbox = profile === 'read-only' || profile === 'workspace-write' ? profile : 'danger-full-access';
+  return { approvalPolicy: approvalPolicyOf(profile), sandbox };
 }
 
 /**
@@ -62,7 +80,7 @@ export function threadSettingsOf(profile: PermissionProfile): { approvalPolicy: 
  * next turn, also on a thread started under the old one.
  */
 export function sandboxPolicyOf(profile: PermissionProfile, cwd: string): Record<string, unknown> {
-  if (profile === 'full-access') return { type: 'dangerFullAccess' };
+  if (profile === 'full-access' || profile === 'full-access-unattended') return { type: 'dangerFullAccess' };
   if (profile === 'read-only') return { type: 'readOnly', networkAccess: false };
   return { type: 'workspaceWrite', writableRoots: [cwd], networkAccess: false, excludeTmpdirEnvVar: false, excludeSlashTmp: false };
 }

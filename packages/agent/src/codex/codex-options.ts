@@ -13,13 +13,21 @@ export interface CodexPoolOptions {
   /** Closing sends SIGTERM, then SIGKILL after this many ms (default 2000). */
   closeGraceMs?: number;
   logger: Logger;
-  /** The child's environment (default process.env). */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The conversation's child's whole environment, prepared before each spawn
+   * (the worker's: its own CODEX_HOME, TMPDIR and allow-list, docs/codex.md
+   * "What a child gets"); a failure fails the turn, never the worker.
+   */
+  childEnv?: (conversationId: number) => Promise<ChildEnvOutcome>;
+  /** A fixed environment for every child, for tests; with neither, only pickAllowedEnv(process.env). Never process.env itself. */
+  env?: Record<string, string | undefined>;
   /** After `turn/interrupt`, how long to wait for `turn/completed` before killing the child (default 5000). */
   interruptTimeoutMs?: number;
   /** How requests answered -32001 are retried (default 4 tries from 200 ms). */
   overloadRetry?: OverloadRetry;
 }
+
+export type ChildEnvOutcome = { kind: 'ready'; env: Record<string, string | undefined> } | { kind: 'failed'; reason: string };
 
 export interface CodexConversationOptions {
   /** Absolute; the caller creates it under CODEX_WORKSPACES. */

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { RunTurnRequest, RunTurnResult, RuntimeIds } from '../agent-runtime.ts';
+import { pickAllowedEnv } from './codex-child-env.ts';
 import { spawnCodexConnection, type CodexConnection } from './codex-connection.ts';
-import type { CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex-options.ts';
+import type { ChildEnvOutcome, CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex-options.ts';
 import { defaultOverloadRetry, requestWithRetry, type OverloadRetry } from './codex-request-retry.ts';
 import { createIdleListener, runCodexTurn } from './codex-turn.ts';
 import { splitCommandLine } from './split-command.ts';
@@ -116,15 +117,36 @@ async function acquireChild(pool: PoolState, conversationId: number): Promise<Ac
   if (existing?.connection.isOpen) return existing;
   if (existing) await discardChild(pool, existing);
   if (!pool.argv) return { failure: failed('RUNTIME_CRASHED', 'CODEX_COMMAND is empty or has an unterminated quote') };
+  // Prepared before the cap is checked, so that the check and the insert below stay in one synchronous step.
+  const prepared = await prepareChildEnv(pool, conversationId);
+  if (prepared.kind === 'failed') {
+    pool.logger.error({ conversationId, reason: prepared.reason }, 'codex child environment could not be prepared');
+    return { failure: failed('RUNTIME_CRASHED', `the Codex child's environment could not be prepared (${prepared.reason})`) };
+  }
+  if (pool.closing) return { failure: failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)') };
+  // Another turn of this conversation may have spawned its child while we prepared: that one is used (and found busy).
+  const spawnedMeanwhile = pool.children.get(conversationId);
+  if (spawnedMeanwhile?.connection.isOpen) return spawnedMeanwhile;
   const full = makeRoomAtCap(pool);
   if (full) return full;
-  const child = spawnChild(conversationId, pool.argv, pool.options, pool.logger, pool.retry);
+  const child = spawnChild(conversationId, pool.argv, { ...pool.options, env: prepared.env }, pool.logger, pool.retry);
   pool.children.set(conversationId, child);
   // A child that dies between turns leaves the pool at once, so `size` counts live children.
   void child.connection.closed.then(() => {
     if (!child.busy && pool.children.get(conversationId) === child) void discardChild(pool, child);
   });
   return child;
+}
+
+/** The child's environment: the caller's per-conversation one, a fixed one (tests), else the bare allow-list; never the worker's. */
+async function prepareChildEnv(pool: PoolState, conversationId: number): Promise<ChildEnvOutcome> {
+  const { childEnv, env } = pool.options;
+  if (!childEnv) return { kind: 'ready', env: env ?? pickAllowedEnv(process.env) };
+  try {
+    return await childEnv(conversationId);
+  } catch (err) {
+    return { kind: 'failed', reason: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /** At the cap, closes the least recently used idle child; with every child busy, the retryable refusal. */
@@ -159,7 +181,7 @@ function scheduleIdleClose(pool: PoolState, child: PooledChild): void {
 
 function spawnChild(conversationId: number, argv: string[], options: CodexPoolOptions, logger: Logger, retry: OverloadRetry): PooledChild {
   const childLogger = logger.child({ conversationId });
-  const connection = spawnCodexConnection({ argv, env: options.env ?? process.env, logger: childLogger });
+  const connection = spawnCodexConnection({ argv, env: options.env ?? {}, logger: childLogger });
   connection.setListener(createIdleListener(connection));
   void connection.closed.then((reason) => childLogger.info({ pid: connection.pid, reason }, 'codex child closed'));
   childLogger.info({ pid: connection.pid }, 'codex child started');

@@ -26,7 +26,7 @@ export const conversations = pgTable(
     /** Whether a turn of a chosen model may move on to the other configured models when it fails; off: that model only. */
     modelFallback: boolean('model_fallback').notNull().default(false),
     /** Codex sandbox and approval profile; null = read-only. full-access only where an operator setting allows it. */
-    permissionProfile: text('permission_profile', { enum: ['read-only', 'workspace-write', 'full-access'] }),
+    permissionProfile: text('permission_profile', { enum: ['read-only', 'workspace-write', 'full-access', 'full-access-unattended'] }),
     /** Codex children that died mid-turn in a row for this conversation; counts toward suspension like a restart loop. */
     runtimeCrashStreak: integer('runtime_crash_streak').notNull().default(0),
     suspendedAt: timestamp('suspended_at', { withTimezone: true }),

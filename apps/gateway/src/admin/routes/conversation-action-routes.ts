@@ -240,7 +240,7 @@ function registerRuntimeRoute(app: Routes, ctx: AdminContext): void {
       schema: {
         tags,
         summary:
-          "Set the conversation's runtime (openai, codex; null: the global AGENT_RUNTIME) and/or its Codex permission profile (read-only, workspace-write, full-access; null: read-only). A field left out stays. The next turn uses it. full-access: 403 FULL_ACCESS_DISABLED unless CODEX_ALLOW_FULL_ACCESS is on",
+          "Set the conversation's runtime (openai, codex; null: the global AGENT_RUNTIME) and/or its Codex permission profile (read-only, workspace-write, full-access, full-access-unattended; null: read-only). A field left out stays. The next turn uses it. full-access and full-access-unattended (no sandbox; the latter also asks nothing): 403 FULL_ACCESS_DISABLED unless CODEX_ALLOW_FULL_ACCESS is on",
         params: IdParams,
         body: RuntimeSettingBody,
         response: { 200: ActionResult, ...errors(400, 403, 404) },

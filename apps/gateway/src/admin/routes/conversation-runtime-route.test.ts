@@ -99,6 +99,12 @@ describe('PUT /admin/conversations/{id}/runtime', () => {
     const allowed = await put(permissive, id, { runtime: 'codex', permissionProfile: 'full-access' });
     expect(allowed.statusCode).toBe(200);
     expect(allowed.json()).toMatchObject({ conversation: { runtime: 'codex', permissionProfile: 'full-access' } });
+
+    // Full access that asks nothing is gated alike (issue 30, finding 1).
+    expect((await put(strict, id, { permissionProfile: 'full-access-unattended' })).statusCode).toBe(403);
+    const unattended = await put(permissive, id, { permissionProfile: 'full-access-unattended' });
+    expect(unattended.statusCode).toBe(200);
+    expect(unattended.json()).toMatchObject({ conversation: { runtime: 'codex', permissionProfile: 'full-access-unattended' } });
   });
 
   it('answers 404 for no such conversation and 400 for a value or a body it does not know', async () => {

@@ -126,7 +126,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
         const snapshot = { ...loaded, idleRestartCount: idleCounts.get(script.chatId) };
         const chatRequests = requestsOfChat(requests, script.chatId);
         addCoverage(coverage, snapshot, chatRequests, summariserRequests(requests, script.chatId));
-        const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script) || stallsWorker(faults), maxQueuedInput };
+        const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script) || stallsWorker(faults), stalls: stallsWorker(faults), maxQueuedInput };
         const problems = [...(sendProblems[i] ?? []), ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated)];
         if (problems.length > 0) failures.push(`${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}`);
       }

@@ -14,8 +14,10 @@ export interface InjectedFaults {
   restarts: boolean;
   /** One of them was killed (SIGKILL). */
   kills: boolean;
-  /** The conversation's lease key was deleted mid-way. */
+  /** The conversation's lease key was deleted mid-way, or a worker was stalled past WORKER_DEAD_AFTER_MS. */
   leaseLoss: boolean;
+  /** A worker was stalled (SIGSTOP) past WORKER_DEAD_AFTER_MS, then resumed. */
+  stalls?: boolean;
   /** The gateway's MAX_QUEUED_INPUT. */
   maxQueuedInput: number;
 }
@@ -77,7 +79,12 @@ function surelyAccepted(snapshot: ChatSnapshot, request: ModelRequest): boolean 
   const lastUser = [...request.body.messages].reverse().find((m) => m.role === 'user')?.content;
   const event = snapshot.events.find((e) => e.text === lastUser);
   const turn = snapshot.turns.find((t) => t.id === event?.turn_id);
-  return turn?.status === 'completed';
+  // The request's own turn, too: a superseded turn's request may be answered, but that turn commits nothing and
+  // a later turn takes its input (seen: SEED=202, a lease lost mid `wait`), so the model never kept the note.
+  const during = snapshot.turns.filter(
+    (t) => t.started_at.getTime() - clockSlackMs <= request.receivedAt && request.receivedAt <= (t.ended_at?.getTime() ?? Infinity) + clockSlackMs,
+  );
+  return turn?.status === 'completed' && during.every((t) => t.status === 'completed');
 }
 
 /**
@@ -94,10 +101,14 @@ function surelyAccepted(snapshot: ChatSnapshot, request: ModelRequest): boolean 
  * to a turn that a new holder superseded (`lease_lost`, started before it),
  * the newer one to the new holder's turn (after it settled the old turn), and
  * the superseded turn committed nothing (checkSupersededCommittedNothing).
+ * With a stall in the batch, a turn cut off because its worker was declared
+ * dead opens the same window: the frozen worker cannot abort its request,
+ * which stays open until the worker resumes and exits (code 75), and the
+ * cut-off turn commits nothing (checkEndedHoldingsCommittedNothing).
  */
-export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
+export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelRequest[], options: { stalls?: boolean } = {}): string[] {
   const problems: string[] = [];
-  const superseded = snapshot.turns.filter(isSuperseded);
+  const superseded = snapshot.turns.filter((t) => isSuperseded(t) || (options.stalls === true && isCutOff(t)));
   const live = requests
     .map((r) => ({ r, end: Math.min(requestEnd(r), turnEndOf(snapshot, r)) }))
     .filter(({ r, end }) => r.receivedAt < end)

@@ -194,6 +194,9 @@ describe('fault invariants', () => {
     // A carrier whose turn was interrupted may never have been read by the worker, answered or not: owed again.
     const interrupted = [turns[0]!, turn(2, 'interrupted', 1500, 3000), turns[2]!];
     expect(checkResumeNotes(snapshot([], { turns: interrupted, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
+    // A carrier answered while its own turn was being superseded (lease lost): a later turn took its input, the note is owed again.
+    const lost = [turns[0]!, superseded(4, 1500, 2500), turn(2, 'completed', 2600, 3000), turns[2]!];
+    expect(checkResumeNotes(snapshot([], { turns: lost, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
     // A carrier the model never answered (a 500, a stop before acceptance) owes the note again (issue 29, defect 5).
     const refused = { ...timed(1600, undefined, sys, user('a'), resume, user('b')), respondedAt: undefined, status: 500 };
     expect(checkResumeNotes(snapshot([], { turns }), [refused, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
@@ -217,6 +220,10 @@ describe('fault invariants', () => {
     const olderTurn = snapshot([stored(1, 1, 'user', 'a'), stored(2, 2, 'user', 'b')], { turns: [turn(1, 'interrupted', 900, 2900), turn(2, 'completed', 2950, 3600)] });
     expect(checkOneRequestInFlight(olderTurn, [older, newer])).toEqual([]);
     expect(checkOneRequestInFlight(olderTurn, [newer, timed(3100, 3200, sys, user('a'))])).toEqual([]);
+    // A stalled worker's request stays open while it is frozen: its turn, cut off once it was declared dead, opens the window.
+    const stall = [cutOff(1, 900, 2900), turn(2, 'completed', 2950, 3600)];
+    expect(checkOneRequestInFlight(snapshot([], { turns: stall }), [older, newer], { stalls: true })).toEqual([]);
+    expect(checkOneRequestInFlight(snapshot([], { turns: stall }), [older, newer])).toHaveLength(1);
     const committed = snapshot([stored(1, 1, 'user', 'a')], { turns: window, outbox: [reply(1, 1)] });
     expect(checkSupersededCommittedNothing(committed)).toEqual([expect.stringContaining('superseded turn 1 committed 1 messages, 1 outbox rows')]);
   });

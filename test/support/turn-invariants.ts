@@ -295,7 +295,7 @@ export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent:
     ...checkDelivered(snapshot, sent, faults.kills ? tolerated?.crashResends : undefined).map((p) => `(f) ${p}`),
     ...checkStopReplies(snapshot, faults.leaseLoss ? tolerated?.stopHandoffs : undefined).map((p) => `(g) ${p}`),
     ...checkResumeNotes(snapshot, requests).map((p) => `(h) ${p}`),
-    ...checkOneRequestInFlight(snapshot, requests).map((p) => `(i) ${p}`),
+    ...checkOneRequestInFlight(snapshot, requests, { stalls: faults.stalls }).map((p) => `(i) ${p}`),
     ...checkSupersededCommittedNothing(snapshot).map((p) => `(i) ${p}`),
     ...checkEndedHoldingsCommittedNothing(snapshot).map((p) => `(i) ${p}`),
     ...checkFaultMarks(snapshot, faults).map((p) => `(j) ${p}`),

@@ -292,7 +292,7 @@ export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent:
     ...checkTurnsDoNotOverlap(snapshot).map((p) => `(c) ${p}`),
     ...checkRecoveryNotes(snapshot, requests).map((p) => `(d) ${p}`),
     ...checkIdle(snapshot).map((p) => `(e) ${p}`),
-    ...checkDelivered(snapshot, sent, faults.kills ? tolerated?.crashResends : undefined).map((p) => `(f) ${p}`),
+    ...checkDelivered(snapshot, sent, faults.kills || faults.stalls ? tolerated?.crashResends : undefined).map((p) => `(f) ${p}`),
     ...checkStopReplies(snapshot, faults.leaseLoss ? tolerated?.stopHandoffs : undefined).map((p) => `(g) ${p}`),
     ...checkResumeNotes(snapshot, requests).map((p) => `(h) ${p}`),
     ...checkOneRequestInFlight(snapshot, requests, { stalls: faults.stalls }).map((p) => `(i) ${p}`),
@@ -303,7 +303,7 @@ export function checkAll(snapshot: ChatSnapshot, requests: ModelRequest[], sent:
     ...checkConversationEnd(snapshot).map((p) => `(l) ${p}`),
     ...(snapshot.idleRestartCount ? checkRestartCount(snapshot, snapshot.idleRestartCount) : []).map((p) => `(l) ${p}`),
     ...checkRefusals(snapshot, faults.maxQueuedInput).map((p) => `(m) ${p}`),
-    ...checkStreamedReplies(snapshot, sent, { kills: faults.kills }).map((p) => `(n) ${p}`),
+    ...checkStreamedReplies(snapshot, sent, { kills: faults.kills || faults.stalls === true }).map((p) => `(n) ${p}`),
   ];
 }
 

@@ -13,6 +13,8 @@ export interface DeliveryDeps {
   /** This lease holding's claim id (outboxClaimId), and the heartbeat silence after which a worker is dead: who may send a row. */
   claimId: string;
   deadAfterMs: number;
+  /** HeartbeatHealth.mayAct: false after a stall that may have got this worker declared dead; the row is then left to the holder. */
+  mayAct?: () => boolean;
 }
 
 /**
@@ -55,6 +57,8 @@ async function deliverInOrder(deps: DeliveryDeps, row: OutboxRowToSend): Promise
   // A row never tried is due whatever the clocks say; a retry waits for its time.
   if (row.attempts > 0 && row.nextAttemptAt.getTime() > Date.now()) return 'later';
   if (row.claimedBy !== deps.claimId && !(await claimOutboxRow(deps.db, row.id, deps.claimId, deps.deadAfterMs))) return 'elsewhere';
+  // Just before the platform call: a worker frozen past its peers' patience must not repeat a send the new holder made.
+  if (deps.mayAct && !deps.mayAct()) return 'elsewhere';
   const sender = deps.senders.get(row.platform);
   if (!sender) {
     await markOutboxFailed(deps.db, row.id, `platform ${row.platform} is not configured`);

@@ -15,4 +15,14 @@ describe('createHeartbeatHealth', () => {
     health.recordSuccess(22_000);
     expect(health.canJudgePeers(25_000)).toBe(true);
   });
+
+  it('lets the worker send only while its last beat is recent: not after a stall its peers may have declared it dead for', () => {
+    const health = createHeartbeatHealth(5_000, 0);
+    expect(health.mayAct(3_999)).toBe(true);
+    expect(health.mayAct(4_000)).toBe(false);
+    health.recordSuccess(10_000);
+    expect(health.mayAct(11_000)).toBe(true);
+    // Frozen for six seconds: the continuation that wakes first must not send before the next beat decides.
+    expect(health.mayAct(16_000)).toBe(false);
+  });
 });

@@ -12,20 +12,35 @@ export interface HeartbeatHealth {
   recordSuccess(nowMs?: number): void;
   recordFailure(): void;
   canJudgePeers(nowMs?: number): boolean;
+  /**
+   * Whether this worker may still send on behalf of what it holds: its last
+   * beat is recent enough that no peer can have declared it dead yet (less
+   * than 0.8 of WORKER_DEAD_AFTER_MS ago, the rest a margin for the send).
+   * After a stall (SIGSTOP, a long GC) the code that wakes first is often a
+   * send's continuation, before the next beat learns the worker was declared
+   * dead and exits: this check, made just before each platform call, keeps
+   * that send from repeating what the new holder already sent.
+   */
+  mayAct(nowMs?: number): boolean;
 }
 
 export function createHeartbeatHealth(deadAfterMs: number, startedAtMs = Date.now()): HeartbeatHealth {
   // At start the worker has not failed: peers left silent before it came are judged at once.
   let healthySinceMs: number | undefined = startedAtMs - deadAfterMs;
+  let lastBeatMs = startedAtMs;
   return {
     recordSuccess(nowMs = Date.now()) {
       healthySinceMs ??= nowMs;
+      lastBeatMs = nowMs;
     },
     recordFailure() {
       healthySinceMs = undefined;
     },
     canJudgePeers(nowMs = Date.now()) {
       return healthySinceMs !== undefined && nowMs - healthySinceMs >= deadAfterMs;
+    },
+    mayAct(nowMs = Date.now()) {
+      return nowMs - lastBeatMs < deadAfterMs * 0.8;
     },
   };
 }

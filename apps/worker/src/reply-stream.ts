@@ -123,7 +123,7 @@ async function runStep(scope: StepScope, step: PostOrEdit): Promise<void> {
   try {
     // A process frozen between its claim and the call (SIGSTOP, a long GC) may have been declared dead meanwhile,
     // its claim void and the message edited by another holding: a late claim is not used.
-    if (Date.now() - claimedAt > ctx.config.WORKER_DEAD_AFTER_MS / 2) {
+    if (Date.now() - claimedAt > ctx.config.WORKER_DEAD_AFTER_MS / 2 || !ctx.heartbeat.mayAct()) {
       log.warn({ step: step.kind, waitedMs: Date.now() - claimedAt }, 'stream step claimed too late to be safe; streaming stopped for this turn');
       state.stopped = true;
       return;

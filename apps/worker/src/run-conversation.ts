@@ -221,7 +221,10 @@ function wakeDeferred(ctx: WorkerContext, userKey: string): void {
 }
 
 function deliveryDeps(ctx: WorkerContext, held: LeaseHolding): DeliveryDeps {
-  return { db: ctx.db, senders: ctx.senders, log: ctx.log, metrics: ctx.metrics, claimId: held.claimId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
+  return {
+    db: ctx.db, senders: ctx.senders, log: ctx.log, metrics: ctx.metrics, claimId: held.claimId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS,
+    mayAct: () => ctx.heartbeat.mayAct(),
+  };
 }
 
 /**

@@ -98,9 +98,9 @@ function discordChat(system: TestSystem, channelId: string): Chat {
 }
 
 /** Waits until the chat shows `count` messages and returns them. */
-async function waitForMessages(chat: Chat, count: number, what: string): Promise<Shown[]> {
+async function waitForMessages(chat: Chat, count: number, what: string, timeout = poll.timeout): Promise<Shown[]> {
   let shown: Shown[] = [];
-  await expect.poll(async () => (shown = await chat.messages()).length, { ...poll, message: `${chat.name}: ${what}` }).toBeGreaterThanOrEqual(count);
+  await expect.poll(async () => (shown = await chat.messages()).length, { ...poll, timeout, message: `${chat.name}: ${what}` }).toBeGreaterThanOrEqual(count);
   return shown;
 }
 
@@ -190,7 +190,8 @@ describe('streaming replies on Telegram, Slack and Discord', () => {
     });
     expect(response.status).toBe(200);
     await chat.send('tell me a slow story');
-    await waitForMessages(chat, 2, 'the slow answer');
+    // One message once the whole answer is there (~3 s of model time); a loaded CI machine once took over 20 s.
+    await waitForMessages(chat, 2, 'the slow answer', 45_000);
     await waitForOutboxDrained(system);
     expect((await chat.messages()).map((m) => ({ ...m, text: m.text.trimEnd() }))).toEqual([
       { text: 'echo: hello first', edits: [] },

@@ -78,6 +78,8 @@ describe('a stop while Codex has not answered yet', () => {
     const result = await stopWhilePending((signal) => runtime.runTurn(turnRequest('delay-start: 500', { signal, runtimeIds: warm.runtimeIds })), 'turn/start');
 
     expect(result).toMatchObject({ outcome: 'interrupted', runtimeIds: { threadId: warm.runtimeIds?.threadId, turnId: expect.any(String) } });
+    // The fake's turn may complete before the interrupt reaches it (the result is interrupted all the same), so its log may lag.
+    await vi.waitFor(() => expect(requestsNamed(setup.readLog(), 'turn/interrupt')).toHaveLength(1), waitLimit);
     expect(requestsNamed(setup.readLog(), 'turn/interrupt')[0]?.received.params).toEqual({ threadId: warm.runtimeIds?.threadId, turnId: result.runtimeIds?.turnId });
     expect(requestsNamed(setup.readLog(), 'turn/start')).toHaveLength(2);
   });

@@ -70,6 +70,8 @@ describe('Codex approvals in the chat, through a worker process', () => {
     await system.sendTelegram({ chatId, text: 'run: make build' });
     const asked = await chat.waitForTelegramText(chatId, (t) => t.includes('make build'), 'the question about make build');
     expect(asked.reply_markup?.inline_keyboard.flat().map((b) => b.text)).toEqual(['Approve', 'Approve for session', 'Deny']);
+    // Codex keeps a session grant in its child process only (issue 29, defect 8): the question says so.
+    expect(asked.text).toContain('"Approve for session" lasts until the agent process restarts');
     const { pid } = await waitForTurnStart(setup, 'run: make build');
 
     expect((await chat.pressTelegram(chatId, asked.message_id, 5199, 'Approve')).answer?.text).toBe(`Only ${chatId} or an approver can answer this.`);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   approvalChoiceOfCommand,
+  approvalSessionNote,
   encodeApprovalPayload,
   isApprovalCommand,
   mayAnswerApproval,
@@ -82,6 +83,12 @@ describe('renderApprovalQuestion', () => {
     const text = renderApprovalQuestion({ kind: 'command', summary: 'run `rm -rf build`', detail: 'rm -rf build\nin /work/app' });
     expect(text).toContain('rm -rf build\nin /work/app');
     expect(text).toContain('/approve, /approve session or /deny');
+  });
+
+  it('says that "for session" ends with the agent process, so a lost grant is never a surprise (issue 29, defect 8)', () => {
+    const text = renderApprovalQuestion({ kind: 'command', summary: 'run `ls`' });
+    expect(text.split('\n').at(-1)).toBe(approvalSessionNote);
+    expect(approvalSessionNote).toMatch(/until the agent process restarts/);
   });
 
   it('cuts a long summary and detail to keep the question and its answered form inside Discord’s 2,000 characters', () => {

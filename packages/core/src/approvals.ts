@@ -81,9 +81,17 @@ const questionHeadings: Record<ApprovalQuestionText['kind'], string> = {
 const summaryLimit = 300;
 const detailLimit = 1200;
 
-/** The question as the user reads it: what, the command and its directory or the files, and how to answer. */
+/**
+ * Codex keeps an "approve for session" grant in its child process only: an
+ * idle close, an eviction, a crash or a turn on another worker ends it, and
+ * Codex asks again (issue 29, defect 8; docs/codex.md says why we do not keep
+ * it ourselves). The question says so, so the next ask is no surprise.
+ */
+export const approvalSessionNote = '"Approve for session" lasts until the agent process restarts (after a quiet spell, a restart or a move to another worker); then I ask again.';
+
+/** The question as the user reads it: what, the command and its directory or the files, how to answer, and how long "for session" lasts. */
 export function renderApprovalQuestion(question: ApprovalQuestionText): string {
-  return [...describeQuestion(question), '', 'Reply /approve, /approve session or /deny (the buttons do the same).'].join('\n');
+  return [...describeQuestion(question), '', 'Reply /approve, /approve session or /deny (the buttons do the same).', approvalSessionNote].join('\n');
 }
 
 /** The question once answered (its buttons removed): what was asked, then the outcome line. */

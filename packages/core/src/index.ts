@@ -5,6 +5,7 @@ export {
   approvalChoiceOfCommand,
   approvalChoices,
   approvalReplies,
+  approvalSessionNote,
   encodeApprovalPayload,
   isApprovalCommand,
   mayAnswerApproval,

@@ -20,6 +20,8 @@ export interface FakeTurnContext {
   notify(method: string, params: Record<string, unknown>): void;
   /** A request to the client: its answer, or 'aborted' when the turn was interrupted first. */
   request(method: string, params: Record<string, unknown>): Promise<ClientAnswer | 'aborted'>;
+  /** The thread's next `thread/resume` (in any fake process) is answered only after `ms`. */
+  delayNextResume(ms: number): void;
   exit(code: number): void;
 }
 
@@ -61,6 +63,11 @@ export async function runFakeScript(context: FakeTurnContext, text: string): Pro
       return saySlowly(context, `codex: ${argument} `.repeat(40));
     case 'unknown':
       return sendUnknowns(context);
+    case 'legacy-run-abandoned':
+      return abandonLegacyQuestion(context, argument);
+    case 'delay-resume':
+      context.delayNextResume(Number(argument) || 0);
+      return say(context, `codex: the next resume of this thread waits ${Number(argument) || 0} ms`);
     default:
       return say(context, `codex: ${line}`);
   }
@@ -157,6 +164,18 @@ async function askUserInput(context: FakeTurnContext): Promise<FakeTurnEnd> {
   if (answer === 'aborted') return { status: 'interrupted' };
   const refused = answer.error?.code === -32601;
   return say(context, refused ? 'codex: requestUserInput was refused (-32601), going on' : 'codex: got an answer to requestUserInput');
+}
+
+/**
+ * `execCommandApproval`, then the turn fails without waiting for the answer: a
+ * Codex whose turn ended while an older-vocabulary question was still open
+ * (the client then settles the question after the turn, issue 29 defect 8).
+ */
+function abandonLegacyQuestion(context: FakeTurnContext, command: string): FakeTurnEnd {
+  const { threadId, cwd } = context;
+  void context.request('execCommandApproval', { conversationId: threadId, callId: itemId(), approvalId: null, command: ['bash', '-lc', command], cwd, reason: 'the fake wants to run a command', parsedCmd: [] });
+  context.notify('error', { threadId, turnId: context.turnId, willRetry: false, error: { message: 'the fake gave up on its question', codexErrorInfo: 'other' } });
+  return { status: 'failed', message: 'the fake gave up on its question' };
 }
 
 function hang(context: FakeTurnContext): Promise<FakeTurnEnd> {

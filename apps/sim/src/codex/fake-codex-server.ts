@@ -139,7 +139,11 @@ const resumeThread: Handler = (fake, id, params) => {
   if (!fake.loaded.has(threadId) && !fake.threads.exists(threadId)) return fail(fake, id, codes.invalidRequest, `no thread ${threadId}`);
   const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
   if (!fake.loaded.has(threadId)) fake.loaded.set(threadId, { cwd, sessionApproved: new Set() });
-  reply(fake, id, { thread: { id: threadId, preview: '', modelProvider: 'fake', status: { type: 'idle' } }, model: 'fake-codex' });
+  const answer = () => reply(fake, id, { thread: { id: threadId, preview: '', modelProvider: 'fake', status: { type: 'idle' } }, model: 'fake-codex' });
+  // `delay-resume: <ms>` (an earlier turn's script): a Codex slow to load the thread, so a stop can land while the client waits.
+  const delayMs = fake.threads.takeResumeDelay(threadId);
+  if (delayMs > 0) setTimeout(answer, delayMs);
+  else answer();
 };
 
 const startTurn: Handler = (fake, id, params) => {
@@ -152,11 +156,21 @@ const startTurn: Handler = (fake, id, params) => {
     fake.overloadedOnce.add(threadId);
     return fail(fake, id, codes.overloaded, 'Server overloaded; retry later.');
   }
-  const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf', approvalPolicy: params.approvalPolicy };
+  // `delay-start: <ms>`: turn/start answered (and the turn begun) only after ms, so a stop can land while the client waits.
+  const delayMs = /^delay-start:\s*(\d+)$/.exec(last)?.[1];
+  const start = { id, threadId, text, approvalPolicy: params.approvalPolicy };
+  if (delayMs) setTimeout(() => beginTurn(fake, start), Number(delayMs));
+  else beginTurn(fake, start);
+};
+
+function beginTurn(fake: FakeServer, start: { id: Id; threadId: string; text: string; approvalPolicy: unknown }): void {
+  const { id, threadId, text } = start;
+  const last = (text.trim().split('\n').pop() ?? '').trim();
+  const turn: ActiveTurn = { turnId: `turn_${randomUUID().slice(0, 8)}`, abort: new AbortController(), deaf: last === 'hang-deaf', approvalPolicy: start.approvalPolicy };
   fake.active.set(threadId, turn);
   reply(fake, id, { turn: { id: turn.turnId, status: 'inProgress', items: [], error: null } });
   void runTurn(fake, threadId, turn, text);
-};
+}
 
 const interruptTurn: Handler = (fake, id, params) => {
   const turn = fake.active.get(typeof params.threadId === 'string' ? params.threadId : '');
@@ -189,6 +203,7 @@ async function runTurn(fake: FakeServer, threadId: string, turn: ActiveTurn, tex
     neverAsk: turn.approvalPolicy === 'never',
     notify: (method, params) => notify(fake, method, params),
     request: (method, params) => requestClient(fake, method, params, abort.signal),
+    delayNextResume: (ms) => fake.threads.delayNextResume(threadId, ms),
     exit: fake.io.exit,
   };
   const end = await runScriptSafely(context, text);

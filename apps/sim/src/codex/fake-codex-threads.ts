@@ -12,11 +12,16 @@ export interface FakeThreadStore {
   exists(threadId: string): boolean;
   /** Counts a finished turn; returns the thread's turn count. */
   countTurn(threadId: string): number;
+  /** Makes the thread's next `thread/resume`, in whichever fake process, wait `ms` before its answer (the `delay-resume` script). */
+  delayNextResume(threadId: string, ms: number): void;
+  /** The delay set for this resume, once: later resumes answer at once. */
+  takeResumeDelay(threadId: string): number;
 }
 
 interface ThreadRecord {
   cwd: string | null;
   turns: number;
+  resumeDelayMs?: number;
 }
 
 export function createFakeThreadStore(dir: string): FakeThreadStore {
@@ -45,6 +50,16 @@ export function createFakeThreadStore(dir: string): FakeThreadStore {
       record.turns += 1;
       write(threadId, record);
       return record.turns;
+    },
+    delayNextResume(threadId, ms) {
+      const record = read(threadId);
+      if (record) write(threadId, { ...record, resumeDelayMs: ms });
+    },
+    takeResumeDelay(threadId) {
+      const record = read(threadId);
+      if (!record?.resumeDelayMs) return 0;
+      write(threadId, { cwd: record.cwd, turns: record.turns });
+      return record.resumeDelayMs;
     },
   };
 }

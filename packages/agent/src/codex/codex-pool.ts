@@ -32,6 +32,8 @@ interface PoolState {
   /** The command split into argv; null when CODEX_COMMAND cannot be split. */
   readonly argv: string[] | null;
   readonly children: Map<number, PooledChild>;
+  /** Per conversation, settles when its turns so far have ended: the next one waits for it. */
+  readonly lastTurn: Map<number, Promise<void>>;
   closing: boolean;
 }
 
@@ -52,12 +54,13 @@ export function createCodexPool(options: CodexPoolOptions): CodexPool {
     retry: options.overloadRetry ?? defaultOverloadRetry,
     argv: splitCommandLine(options.command),
     children: new Map(),
+    lastTurn: new Map(),
     closing: false,
   };
   return {
     runtimeFor: (conversationId, conversation) => ({
       fixedRequestText: '',
-      runTurn: (request) => runPooledTurn(pool, conversationId, conversation, request),
+      runTurn: (request) => runAfterLastTurn(pool, conversationId, request, () => runPooledTurn(pool, conversationId, conversation, request)),
     }),
     async close() {
       pool.closing = true;
@@ -67,6 +70,31 @@ export function createCodexPool(options: CodexPoolOptions): CodexPool {
       return pool.children.size;
     },
   };
+}
+
+/**
+ * One turn of a conversation at a time. A new holding of the conversation (the
+ * old one lost its lease) can start a turn while the old one's child is still
+ * finishing its interrupt (up to `interruptTimeoutMs`): it waits for that turn
+ * to end, or for its own stop, instead of failing and consuming the message
+ * (issue 29, defect 8).
+ */
+async function runAfterLastTurn(pool: PoolState, conversationId: number, request: RunTurnRequest, run: () => Promise<RunTurnResult>): Promise<RunTurnResult> {
+  const previous = pool.lastTurn.get(conversationId);
+  const turn = (async () => {
+    if (previous && (await settledUnlessAborted(previous, request.signal)) === 'aborted') return interrupted(request.runtimeIds);
+    return run();
+  })();
+  // The next turn waits for this one and, if this one gave up waiting, for the one before it too.
+  const done = Promise.all([previous, turn]).then(
+    () => {},
+    () => {},
+  );
+  pool.lastTurn.set(conversationId, done);
+  void done.then(() => {
+    if (pool.lastTurn.get(conversationId) === done) pool.lastTurn.delete(conversationId);
+  });
+  return turn;
 }
 
 /** One turn: refused early when the pool is closing or the turn is already stopped, else run on the conversation's child. */
@@ -88,7 +116,7 @@ async function runPooledTurn(pool: PoolState, conversationId: number, conversati
 
 /** The turn on a child the caller marked busy: waits for its handshake (or the abort), then runs the turn. */
 async function runOnChild(pool: PoolState, child: PooledChild, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> {
-  const ready = await readyUnlessAborted(child.ready, request.signal);
+  const ready = await settledUnlessAborted(child.ready, request.signal);
   if (ready === 'aborted') {
     // A child still not through `initialize` when the turn is stopped may be stuck: not kept for the next turn.
     if (!child.initialized) void discardChild(pool, child);
@@ -185,7 +213,7 @@ function spawnChild(conversationId: number, argv: string[], options: CodexPoolOp
   connection.setListener(createIdleListener(connection));
   void connection.closed.then((reason) => childLogger.info({ pid: connection.pid, reason }, 'codex child closed'));
   childLogger.info({ pid: connection.pid }, 'codex child started');
-  const ready = requestWithRetry(connection, 'initialize', { clientInfo }, retry).then((outcome) => {
+  const ready = requestWithRetry(connection, 'initialize', { clientInfo }, { retry }).then((outcome) => {
     if (outcome.kind !== 'result') {
       childLogger.warn({ outcome: outcome.kind }, 'codex initialize failed; closing the child');
       void connection.close(options.closeGraceMs ?? 2000);
@@ -203,13 +231,13 @@ function interrupted(runtimeIds: RuntimeIds | undefined): RunTurnResult {
   return { outcome: 'interrupted', entries: [], toolIterations: 0, ...(runtimeIds ? { runtimeIds } : {}) };
 }
 
-/** The handshake's outcome, or 'aborted' as soon as the turn's signal is. */
-function readyUnlessAborted(ready: Promise<boolean>, signal: AbortSignal): Promise<boolean | 'aborted'> {
+/** What the promise settles with, or 'aborted' as soon as the signal is. */
+function settledUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 'aborted'> {
   if (signal.aborted) return Promise.resolve('aborted');
   return new Promise((resolve) => {
     const onAbort = () => resolve('aborted');
     signal.addEventListener('abort', onAbort, { once: true });
-    void ready.then((value) => {
+    void promise.then((value) => {
       signal.removeEventListener('abort', onAbort);
       resolve(value);
     });

@@ -33,10 +33,12 @@ export async function openThread(context: ThreadContext, request: RunTurnRequest
     // Developer instructions add to Codex's own; base instructions would replace the prompt Codex needs to work.
     ...(request.instructions ? { developerInstructions: request.instructions } : {}),
   };
+  // A stop while Codex opens the thread ends the turn at once: a thread answered late is only loaded for nothing.
+  const asked = { retry, signal: request.signal, abandonOnAbort: true };
   const wanted = request.runtimeIds?.threadId;
   if (wanted && loadedThreads.has(wanted)) return { kind: 'open', threadId: wanted, isNew: false };
   if (wanted) {
-    const resumed = await requestWithRetry(connection, 'thread/resume', { threadId: wanted, ...settings }, retry, request.signal);
+    const resumed = await requestWithRetry(connection, 'thread/resume', { threadId: wanted, ...settings }, asked);
     if (resumed.kind === 'result') {
       const threadId = parseLeniently(threadResultSchema, resumed.result)?.thread.id ?? wanted;
       loadedThreads.add(threadId);
@@ -45,7 +47,7 @@ export async function openThread(context: ThreadContext, request: RunTurnRequest
     if (resumed.kind !== 'error') return { kind: 'ended', end: endOfRequest('thread/resume', resumed) };
     logger.info({ threadId: wanted, error: resumed.error.message }, 'codex could not resume the thread; starting a new one with the history as context');
   }
-  const started = await requestWithRetry(connection, 'thread/start', settings, retry, request.signal);
+  const started = await requestWithRetry(connection, 'thread/start', settings, asked);
   if (started.kind !== 'result') return { kind: 'ended', end: endOfRequest('thread/start', started) };
   const threadId = parseLeniently(threadResultSchema, started.result)?.thread.id;
   if (!threadId) return { kind: 'ended', end: { kind: 'failed', code: 'MODEL_FAILED', message: 'Codex answered thread/start without a thread id' } };

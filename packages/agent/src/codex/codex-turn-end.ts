@@ -30,6 +30,20 @@ export function endOfRequest(method: string, outcome: Exclude<RetriedOutcome, { 
   }
 }
 
+/**
+ * The end of a turn someone asked to stop (an abort, or a cancel in the older
+ * approval vocabulary). A completed turn is `interrupted` even if Codex
+ * finished before the interrupt arrived: the user stopped it. A crash is
+ * `interrupted` too: once a stop is asked, a child that dies or that we close
+ * because it would not answer (turn/start pending, turn/interrupt ignored)
+ * is part of stopping, never a crash the user is told about or that counts
+ * toward suspension (issue 29, defect 6). A failure stays a failure.
+ */
+export function endOfStoppedTurn(end: TurnEnd, stopAsked: boolean): TurnEnd {
+  if (!stopAsked) return end;
+  return end.kind === 'completed' || end.kind === 'crashed' ? { kind: 'interrupted' } : end;
+}
+
 /** The end `turn/completed` reports, given any `error` notification seen before it. */
 export function endOfCompletedTurn(status: string | null | undefined, turnError: string | undefined, errorSeen: CodexErrorSeen | undefined): TurnEnd {
   if (status === 'interrupted') return { kind: 'interrupted' };

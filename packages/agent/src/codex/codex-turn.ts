@@ -14,7 +14,7 @@ import {
 } from './codex-protocol.ts';
 import { requestWithRetry } from './codex-request-retry.ts';
 import { openThread, type ThreadContext } from './codex-thread.ts';
-import { endOfCompletedTurn, endOfRequest, resultOfTurn, type CodexErrorSeen, type TurnEnd } from './codex-turn-end.ts';
+import { endOfCompletedTurn, endOfRequest, endOfStoppedTurn, resultOfTurn, type CodexErrorSeen, type TurnEnd } from './codex-turn-end.ts';
 import { createTurnItems, type TurnItems } from './codex-turn-items.ts';
 
 export interface CodexTurnContext extends ThreadContext {
@@ -43,7 +43,7 @@ export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRe
       approvalPolicy: threadSettingsOf(conversation.profile).approvalPolicy,
       sandboxPolicy: sandboxPolicyOf(conversation.profile, conversation.cwd),
     };
-    const started = await requestWithRetry(context.connection, 'turn/start', params, context.retry, request.signal);
+    const started = await requestWithRetry(context.connection, 'turn/start', params, { retry: context.retry, signal: request.signal });
     if (started.kind !== 'result') return watch.result(endOfRequest('turn/start', started));
     const turnId = parseLeniently(turnStartResultSchema, started.result)?.turn.id;
     if (turnId) watch.adoptTurnId(turnId);
@@ -116,10 +116,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
     },
     accept: () => state.markAccepted(),
     ended,
-    // A turn we asked to stop (an abort, or a cancel in the older approval vocabulary) is interrupted even
-    // if Codex finished it before the interrupt arrived: the user stopped it.
-    result: (end) =>
-      resultOfTurn(state.interruptWanted && end.kind === 'completed' ? { kind: 'interrupted' } : end, state.items, state.threadId, state.turnId),
+    result: (end) => resultOfTurn(endOfStoppedTurn(end, state.interruptWanted), state.items, state.threadId, state.turnId),
     dispose() {
       turnOver.abort();
       interrupter.dispose();
@@ -137,6 +134,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
 function createInterrupter(context: CodexTurnContext, state: TurnState) {
   const { connection, logger } = context;
   let timer: NodeJS.Timeout | undefined;
+  let disposed = false;
   const sendWhenPossible = () => {
     const { threadId, turnId } = state;
     if (!state.interruptWanted || state.interruptSent || !threadId || !turnId) return;
@@ -146,6 +144,10 @@ function createInterrupter(context: CodexTurnContext, state: TurnState) {
     });
   };
   const interrupt = () => {
+    // After the turn: an older-vocabulary question cancelled by the turn's end
+    // calls this too, and a timer armed then would close the child under the
+    // next turn (issue 29, defect 8).
+    if (disposed) return;
     state.interruptWanted = true;
     sendWhenPossible();
     timer ??= setTimeout(() => {
@@ -154,7 +156,11 @@ function createInterrupter(context: CodexTurnContext, state: TurnState) {
       state.finish({ kind: 'interrupted' });
     }, context.interruptTimeoutMs);
   };
-  return { sendWhenPossible, interrupt, dispose: () => clearTimeout(timer) };
+  const dispose = () => {
+    disposed = true;
+    clearTimeout(timer);
+  };
+  return { sendWhenPossible, interrupt, dispose };
 }
 
 /** One notification of the running turn. Deltas, token usage and anything unknown are not needed for the result and never fatal. */

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codexSetup, turnStartsFor, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
+import { TestSystem } from '../support/system.ts';
+import { waitForCondition } from '../support/turn-helpers.ts';
+
+// Issue 29, defect 6: a /stop, or a new message in interrupt mode, that lands
+// while Codex has not yet answered thread/resume or turn/start ends the turn as
+// stopped, never as a crash: the user never reads the crash notice, the
+// conversation's runtime crash streak does not grow, and no turn/start reaches
+// the app-server after the stop. A real worker process and the fake app-server
+// (apps/sim) as its child; CODEX_IDLE_MS=1000 closes the child between turns,
+// so the next turn's child must resume the thread.
+
+const crashedNotice = 'The agent process stopped unexpectedly. Please send your message again.';
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('a stop while Codex has not answered yet, through a worker process', () => {
+  let system: TestSystem;
+  let setup: CodexSetup;
+
+  beforeAll(async () => {
+    setup = codexSetup({ CODEX_IDLE_MS: '1000' });
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  const crashStreakOf = async (chatId: number) =>
+    (await system.sql<{ runtime_crash_streak: number }[]>`select runtime_crash_streak from conversations where chat_id = ${String(chatId)}`)[0]?.runtime_crash_streak;
+  const turnStatusesOf = async (chatId: number) =>
+    (await system.sql<{ status: string }[]>`
+      select t.status from turns t join conversations c on c.id = t.conversation_id where c.chat_id = ${String(chatId)} order by t.id`).map((t) => t.status);
+  const resumesSoFar = () => setup.readLog().filter((m) => m.received.method === 'thread/resume').length;
+
+  /** A first turn that makes the thread's next thread/resume wait `delayMs`, then the idle close of its child. */
+  async function threadWithSlowResume(chatId: number, delayMs: number): Promise<void> {
+    await system.sendTelegram({ chatId, text: `delay-resume: ${delayMs}` });
+    await system.waitForTelegram(chatId, 1);
+    const { pid } = await waitForTurnStart(setup, `delay-resume: ${delayMs}`);
+    await waitForCondition('the idle child to be closed', async () => !isRunning(pid), 20_000);
+  }
+
+  it('/stop while thread/resume is never answered: "Stopped.", no crash counted, no turn/start', async () => {
+    const chatId = 4301;
+    await threadWithSlowResume(chatId, 600_000);
+    const resumesBefore = resumesSoFar();
+    await system.sendTelegram({ chatId, text: 'hang' });
+    await waitForCondition('the new child to send thread/resume', async () => resumesSoFar() > resumesBefore, 20_000);
+    await system.sendTelegram({ chatId, text: '/stop' });
+
+    const replies = (await system.waitForTelegram(chatId, 2)).map((m) => m.text);
+    expect(replies[1]).toBe('Stopped.');
+    expect(replies).not.toContain(crashedNotice);
+    expect(await crashStreakOf(chatId)).toBe(0);
+    expect(await turnStatusesOf(chatId)).toEqual(['completed', 'cancelled']);
+    expect(turnStartsFor(setup, 'hang')).toEqual([]);
+  });
+
+  it('/stop while thread/resume is answered late: the stopped turn sends no turn/start, and the next message is answered', async () => {
+    const chatId = 4302;
+    await threadWithSlowResume(chatId, 2000);
+    const resumesBefore = resumesSoFar();
+    await system.sendTelegram({ chatId, text: 'hang' });
+    await waitForCondition('the new child to send thread/resume', async () => resumesSoFar() > resumesBefore, 20_000);
+    await system.sendTelegram({ chatId, text: '/stop' });
+
+    expect((await system.waitForTelegram(chatId, 2)).at(-1)?.text).toBe('Stopped.');
+    // Before the fix the late answer was followed by turn/start, then turn/interrupt, and only then "Stopped.".
+    expect(turnStartsFor(setup, 'hang')).toEqual([]);
+    await system.sendTelegram({ chatId, text: 'after the stop' });
+    expect((await system.waitForTelegram(chatId, 3)).at(-1)?.text).toBe('codex: after the stop');
+    expect(turnStartsFor(setup, 'hang')).toEqual([]);
+    expect(await crashStreakOf(chatId)).toBe(0);
+  });
+
+  it('a new message while turn/start is never answered interrupts the turn, not as a crash, and is answered', async () => {
+    const chatId = 4303;
+    await system.sendTelegram({ chatId, text: 'warm up' });
+    await system.waitForTelegram(chatId, 1);
+    await system.sendTelegram({ chatId, text: 'delay-start: 600000' });
+    await waitForTurnStart(setup, 'delay-start: 600000');
+    await system.sendTelegram({ chatId, text: 'never mind' });
+
+    // The child that never answered is closed after the interrupt timeout (5 s); a fresh one answers.
+    const replies = (await system.waitForTelegram(chatId, 2, 30_000)).map((m) => m.text);
+    expect(replies).toEqual(['codex: warm up', 'codex: never mind']);
+    expect(await crashStreakOf(chatId)).toBe(0);
+    expect(await turnStatusesOf(chatId)).toEqual(['completed', 'interrupted', 'completed']);
+  });
+});

@@ -166,8 +166,22 @@ export async function waitForIdle(system: TestSystem, chatIds: number[], timeout
       timeoutMs,
     );
   } catch (error) {
-    throw new Error(`${(error as Error).message}; last state ${last}`);
+    throw new Error(`${(error as Error).message}; last state ${last}; ${await describeStuck(system, ids)}`);
   }
+}
+
+/** What a timed-out wait found still running or waiting, with its worker's health: the lead to a stuck turn. */
+async function describeStuck(system: TestSystem, chatIds: string[]): Promise<string> {
+  const rows = await system.sql<{ what: string }[]>`
+    select format('chat %s turn %s running since %s on worker %s (%s, heartbeat %s ms ago)', c.chat_id, t.id, t.started_at, t.worker_id,
+      coalesce(w.status, 'no row'), (extract(epoch from now() - w.heartbeat_at) * 1000)::int) as what
+    from turns t join conversations c on c.id = t.conversation_id left join workers w on w.id = t.worker_id
+    where c.chat_id in ${system.sql(chatIds)} and t.status = 'running'
+    union all
+    select format('chat %s outbox %s pending (claimed by %s until %s, attempts %s, streamed %s)', c.chat_id, o.id, o.claimed_by, o.claimed_until, o.attempts, o.streamed)
+    from outbox o join conversations c on c.id = o.conversation_id
+    where c.chat_id in ${system.sql(chatIds)} and o.status in ('pending', 'streaming')`;
+  return rows.length === 0 ? 'nothing stuck' : rows.map((r) => r.what).join('; ');
 }
 
 export interface StoredMessage {

@@ -128,7 +128,9 @@ async function handleNotBegun(ctx: WorkerContext, conversationId: number, begun:
 }
 
 /** What a turn whose running-turn row was refused does next. */
-export function afterNotBegun(begun: NotBegun): 'settle' | 'deferred' | 'recheck' {
+export function afterNotBegun(begun: NotBegun): 'settle' | 'deferred' | 'recheck' | 'lost' {
+  // Declared dead by a peer: its holdings belong to others now; the heartbeat ends the process.
+  if (begun.kind === 'declared_dead') return 'lost';
   // Another running turn appeared after the state read (a worker that lost the lease wrote its row late): settle it first.
   if (begun.kind === 'occupied') return 'settle';
   // Another worker began a turn of the same user since the state read: the limit holds in the database itself.

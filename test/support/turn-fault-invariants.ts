@@ -117,7 +117,7 @@ export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelR
     .sort((a, b) => a.r.receivedAt - b.r.receivedAt || a.r.id - b.r.id);
   for (const [i, { r: request }] of live.entries()) {
     for (const { r: older, end } of live.slice(0, i)) {
-      if (end <= request.receivedAt) continue;
+      if (end <= request.receivedAt || abortedBeforeAnyTurn(snapshot, older)) continue;
       const window = superseded.find(
         (t) => t.started_at.getTime() <= older.receivedAt + clockSlackMs && (t.ended_at?.getTime() ?? Infinity) <= request.receivedAt + clockSlackMs,
       );
@@ -125,6 +125,19 @@ export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelR
     }
   }
   return problems;
+}
+
+/**
+ * A request the model never answered, aborted, sent while no turn of the
+ * conversation was running: its holding's running-turn row was refused (the
+ * row is written alongside the first request, docs/turns.md), so it aborted
+ * the request and tried again. The sim, in the test's busy process, records
+ * that abort late (SEED=1010: 228 ms, after the retry's request had arrived),
+ * but the worker had ended it first, and it reached no one.
+ */
+function abortedBeforeAnyTurn(snapshot: ChatSnapshot, request: ModelRequest): boolean {
+  if (request.respondedAt !== undefined || request.abortedAt === undefined) return false;
+  return !snapshot.turns.some((t) => t.started_at.getTime() <= request.receivedAt && request.receivedAt <= (t.ended_at?.getTime() ?? Infinity));
 }
 
 /**

@@ -222,6 +222,10 @@ describe('fault invariants', () => {
     const olderTurn = snapshot([stored(1, 1, 'user', 'a'), stored(2, 2, 'user', 'b')], { turns: [turn(1, 'interrupted', 900, 2900), turn(2, 'completed', 2950, 3600)] });
     expect(checkOneRequestInFlight(olderTurn, [older, newer])).toEqual([]);
     expect(checkOneRequestInFlight(olderTurn, [newer, timed(3100, 3200, sys, user('a'))])).toEqual([]);
+    // A request aborted unanswered while no turn ran (its holding's row was refused; it tried again) reached no one.
+    const refusedRow = { ...timed(2000, undefined, sys, user('a'), user('b')), respondedAt: undefined, abortedAt: base + 3300 };
+    expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 1900), turn(2, 'completed', 3010, 3600)] }), [refusedRow, newer])).toEqual([]);
+    expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 2100), turn(2, 'completed', 3010, 3600)] }), [refusedRow, newer])).toHaveLength(1);
     // A stalled worker's request stays open while it is frozen: its turn, cut off once it was declared dead, opens the window.
     const stall = [cutOff(1, 900, 2900), turn(2, 'completed', 2950, 3600)];
     expect(checkOneRequestInFlight(snapshot([], { turns: stall }), [older, newer], { stalls: true })).toEqual([]);

@@ -21,6 +21,13 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
     if (conversations.length > 0) ctx.log.warn({ deadWorker: workerId, conversations }, 'worker found dead; its running turns were cut off');
     await resumeAfterDeadWorker(ctx, workerId);
   }
+  // A turn a worker began while it was being declared dead (the begin raced the declaration) is seen only now.
+  const late = await cutOffRunningTurns(ctx.db, { deadWorkers: true }, staleTurnRule(ctx.config.WORKER_DEAD_AFTER_MS).cutOff);
+  if (late.length > 0) {
+    ctx.metrics.countRestartIncrements(late.length);
+    ctx.log.warn({ conversations: late }, 'a dead worker had begun turns after it was declared dead; they were cut off');
+    for (const conversationId of late) await ctx.wake(conversationId, 'dead_worker').catch(() => undefined);
+  }
   await suspendLoops(ctx);
 }
 

@@ -3,7 +3,7 @@ import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { claimDeadWorkers, markWorkerStatus, registerWorker } from './worker-registry.ts';
-import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
+import { abandonTurn, beginTurn, commitTurn, cutOffRunningTurns, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
 // Issue 16, defects 2 and 7: a worker that lost the conversation commits nothing,
@@ -64,6 +64,16 @@ describe('the fenced commit', () => {
     // A live worker begins the same input as before.
     await registerWorker(db.client.db, { id: 'live-l', hostname: 'h', pid: 10 });
     expect((await beginTurn(db.client.db, beginArgs(ids, 'live-l'))).kind).toBe('begun');
+  });
+
+  it('cuts off, at the next sweep, a turn begun while its worker was being declared dead', async () => {
+    const ids = await newConversation('398');
+    await registerWorker(db.client.db, { id: 'racer-r', hostname: 'h', pid: 11 });
+    await begin(ids, 'racer-r');
+    // Declared dead after the begin committed, but its cut-off ran before (it did not see the turn).
+    await db.client.db.$client`update workers set status = 'dead' where id = 'racer-r'`;
+    expect(await cutOffRunningTurns(db.client.db, { deadWorkers: true }, settleRule.cutOff)).toEqual([ids.conversationId]);
+    expect((await stored(ids.conversationId)).turns).toEqual(['failed+cut']);
   });
 
   it('refuses the turn of a worker that lost the lease once the new holder settled it, and writes nothing of it', async () => {

@@ -122,16 +122,17 @@ export async function beginTurn(db: Database, input: BeginTurnInput): Promise<Be
 /**
  * `me`: a worker declared dead begins nothing (issue 29: a stalled worker woke
  * and began a turn after its turns were cut off, and the turn stayed running
- * forever). Its row is locked `for share`, so declaring it dead waits for this
- * insert and the cut-off that follows sees the turn; no row (a test's made-up
- * id) is no objection. (Comments stay out of the SQL: pg_stat_activity shows
- * only the first 1,024 bytes of a statement.)
+ * forever); no row (a test's made-up id) is no objection. Not locked: a lock
+ * on the worker's row for every begin would queue its heartbeat behind its
+ * turns. A begin that raced the declaration itself is cut off by the next
+ * sweep (cutOffTurnsOfDeadWorkers). (Comments stay out of the SQL:
+ * pg_stat_activity shows only the first 1,024 bytes of a statement.)
  */
 async function tryBeginTurn(db: Database, input: BeginTurnInput): Promise<BeginTurnResult | 'slot_taken'> {
   try {
     const [row] = await db.$client<{ id: string | null; allowed: boolean; slot: number | null; worker_dead: boolean }[]>`
       with me as materialized (
-        select status = 'dead' as dead from workers where id = ${input.workerId} for share
+        select status = 'dead' as dead from workers where id = ${input.workerId}
       ), conv as materialized (
         select restart_count < ${input.suspendThreshold} and runtime_crash_streak < ${input.suspendThreshold} as allowed from conversations where id = ${input.conversationId}
       ), owner as materialized (
@@ -233,9 +234,13 @@ export async function abandonTurn(db: Database, turnId: number, reason: string):
  * running (stopping, dead), so these callers need no liveness check; they
  * pass the ending it writes (staleTurnRule's `cutOff`).
  */
-export async function cutOffRunningTurns(db: Database, where: { conversationId?: number; workerId?: string }, ending: TurnEnding): Promise<number[]> {
+export async function cutOffRunningTurns(db: Database, where: { conversationId?: number; workerId?: string; deadWorkers?: true }, ending: TurnEnding): Promise<number[]> {
   const filter =
-    where.conversationId !== undefined ? sql`conversation_id = ${where.conversationId}` : sql`worker_id = ${where.workerId ?? ''}`;
+    where.conversationId !== undefined
+      ? sql`conversation_id = ${where.conversationId}`
+      : where.deadWorkers
+        ? sql`worker_id in (select id from workers where status = 'dead')`
+        : sql`worker_id = ${where.workerId ?? ''}`;
   const rows = await db.execute<{ conversation_id: string }>(sql`
     with cut as (
       update turns set status = ${ending.status}, error = ${ending.error}, cut_off_at = now(), ended_at = now()

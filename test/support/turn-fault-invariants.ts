@@ -86,7 +86,8 @@ function surelyAccepted(snapshot: ChatSnapshot, request: ModelRequest): boolean 
   const during = snapshot.turns.filter(
     (t) => t.started_at.getTime() - clockSlackMs <= request.receivedAt && request.receivedAt <= (t.ended_at?.getTime() ?? Infinity) + clockSlackMs,
   );
-  return turn?.status === 'completed' && during.every((t) => t.status === 'completed');
+  // And a request no turn was running for (its holding's row was refused: SEED=1212) was answered into nothing.
+  return turn?.status === 'completed' && during.length > 0 && during.every((t) => t.status === 'completed');
 }
 
 /**

@@ -7,6 +7,7 @@ export * from './queries/store-inbound.ts';
 export * from './queries/attachment-store.ts';
 export * from './queries/sweep-queries.ts';
 export * from './queries/turn-store.ts';
+export * from './queries/turn-endings.ts';
 export * from './queries/turn-state.ts';
 export * from './queries/session-store.ts';
 export * from './queries/runtime-store.ts';

@@ -5,7 +5,8 @@ import { setConversationRuntime } from './runtime-store.ts';
 import { resetConversationSession } from './session-store.ts';
 import { suspendConversation } from './suspension-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
+import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, type CommitTurnInput } from './turn-store.ts';
+import { settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 
 // Issue 21: the runtime's thread kept on the session under the commit's fence,
 // runtime crashes in a row counted and suspended like a restart loop, and the

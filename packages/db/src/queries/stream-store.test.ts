@@ -4,7 +4,8 @@ import { storeInboundEvent } from './store-inbound.ts';
 import { claimOutboxRow } from './outbox-store.ts';
 import { claimStreamStep, openReplyStream, recordStreamMessage, releaseStreamStep, type StreamClaim } from './stream-store.ts';
 import { registerWorker } from './worker-registry.ts';
-import { abandonTurn, beginTurn, commitTurn, ensureCurrentSession, loadConversation, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
+import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, type CommitTurnInput } from './turn-store.ts';
+import { abandonTurn, settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 
 // Issue 22, item 1: the outbox owns a streamed reply's message (docs/turns.md
 // "Streaming replies"), so the commit edits it instead of posting again, and

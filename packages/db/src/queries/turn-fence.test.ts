@@ -3,7 +3,8 @@ import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
 import { claimDeadWorkers, markWorkerStatus, registerWorker } from './worker-registry.ts';
-import { abandonTurn, beginTurn, commitTurn, cutOffRunningTurns, ensureCurrentSession, loadConversation, loadPendingInbound, settleRunningTurn, type CommitTurnInput, type StaleTurnRule } from './turn-store.ts';
+import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, type CommitTurnInput } from './turn-store.ts';
+import { abandonTurn, cutOffRunningTurns, settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
 // Issue 16, defects 2 and 7: a worker that lost the conversation commits nothing,

@@ -45,12 +45,13 @@ describe('a plain turn', () => {
       cwd: setup.workspace,
       approvalPolicy: 'on-request',
       sandbox: 'workspace-write',
-      developerInstructions: 'Be brief.',
+      // The note goes with the instructions, never into the user's words (issue 29, defect 7).
+      developerInstructions: 'Be brief.\n\nthe last tool call was cut off',
     });
     const turnStart = requestsNamed(log, 'turn/start')[0]?.received.params;
     expect(turnStart).toMatchObject({ threadId: result.runtimeIds?.threadId, sandboxPolicy: { type: 'workspaceWrite', writableRoots: [setup.workspace] } });
-    // The note is read once, before the user's words; the input is one text item.
-    expect(turnStart?.input).toEqual([{ type: 'text', text: '[Note: the last tool call was cut off]\n\nhello there' }]);
+    // The input is the user's words alone, one text item.
+    expect(turnStart?.input).toEqual([{ type: 'text', text: 'hello there' }]);
   });
 
   it('continues the same thread on the same child at the next turn, without resuming it', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexSetup, turnStartsFor, waitForTurnStart, type CodexSetup as Setup } from '../support/codex-system.ts';
-import { liveWorkers } from '../support/restart-helpers.ts';
+import { liveWorkers, resumeNotePrefix, restartWorker, turnsOf } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
@@ -111,6 +111,39 @@ describe('the Codex runtime through a worker process', () => {
     expect(replies[3]?.text.startsWith(crashLoopNotice)).toBe(true);
     expect(replies[4]?.text).toBe('codex: hello again');
   });
+});
+
+describe('the resume note on the Codex runtime, through a worker process', () => {
+  let system: TestSystem;
+  let setup: Setup;
+
+  beforeAll(async () => {
+    setup = codexSetup();
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  // Issue 29, defect 7: Codex stores turn/start's input as the user's message; the note must not be there.
+  it('a turn cut off by a SIGKILL is resumed with the note as developer instructions, never in the user turn text', async () => {
+    await system.sendTelegram({ chatId: 4301, text: 'warm up' });
+    await system.waitForTelegram(4301, 1);
+    await system.sendTelegram({ chatId: 4301, text: 'slow: w' });
+    await waitForTurnStart(setup, 'slow: w');
+    await restartWorker(system, 'SIGKILL');
+
+    await waitForCondition('the resumed turn to complete', async () => (await turnsOf(system, 4301)).some((t, i) => i > 1 && t.status === 'completed'), 40_000);
+    const starts = turnStartsFor(setup, 'slow: w');
+    expect(starts).toHaveLength(2);
+    for (const start of starts) expect(start.received.params?.input).toEqual([{ type: 'text', text: 'slow: w' }]);
+    // The resumed turn's child loaded the thread with the note in its developer instructions.
+    const resumes = setup.readLog().filter((m) => m.received.method === 'thread/resume' && m.pid === starts[1]?.pid);
+    expect(resumes).toHaveLength(1);
+    expect(String(resumes[0]?.received.params?.developerInstructions)).toContain(resumeNotePrefix);
+    expect(JSON.stringify(setup.readLog().filter((m) => m.received.method === 'turn/start'))).not.toContain('Note from the chat gateway');
+  }, 60_000);
 });
 
 describe('the Codex turn deadline', () => {

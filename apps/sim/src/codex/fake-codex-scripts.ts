@@ -15,6 +15,8 @@ export interface FakeTurnContext {
   signal: AbortSignal;
   /** Commands approved "for session" on this thread: not asked again. */
   sessionApproved: Set<string>;
+  /** The thread's developer instructions, as it was loaded with (`show-instructions` says them). */
+  developerInstructions?: string;
   /** The turn's approvalPolicy is `never`: commands run without asking. */
   neverAsk?: boolean;
   notify(method: string, params: Record<string, unknown>): void;
@@ -65,6 +67,8 @@ export async function runFakeScript(context: FakeTurnContext, text: string): Pro
       return sendUnknowns(context);
     case 'legacy-run-abandoned':
       return abandonLegacyQuestion(context, argument);
+    case 'show-instructions':
+      return say(context, `codex: instructions: ${context.developerInstructions ?? ''}`);
     case 'delay-resume':
       context.delayNextResume(Number(argument) || 0);
       return say(context, `codex: the next resume of this thread waits ${Number(argument) || 0} ms`);

@@ -55,4 +55,21 @@ describe('the fake app-server', () => {
     second.send({ id: 2, method: 'thread/resume', params: { threadId } });
     expect(second.written[1]).toMatchObject({ id: 2, result: { thread: { id: threadId } } });
   });
+
+  it('keeps developer instructions out of the stored user message, and like Codex applies them only when it loads the thread', async () => {
+    const { written, send } = startFake();
+    send({ id: 1, method: 'initialize', params: {} });
+    send({ id: 2, method: 'thread/start', params: { cwd: '/w', developerInstructions: 'a note' } });
+    const threadId = (written[1]?.result as { thread: { id: string } }).thread.id;
+    // Already loaded: new instructions on resume are not applied.
+    send({ id: 3, method: 'thread/resume', params: { threadId, developerInstructions: 'another note' } });
+    send({ id: 4, method: 'turn/start', params: { threadId, input: [{ type: 'text', text: 'show-instructions' }] } });
+    await expect.poll(() => written.some((message) => message.method === 'turn/completed')).toBe(true);
+
+    const items = written.filter((message) => message.method === 'item/completed').map((message) => (message.params as { item: Record<string, unknown> }).item);
+    expect(items).toEqual([
+      expect.objectContaining({ type: 'userMessage', content: [{ type: 'text', text: 'show-instructions' }] }),
+      expect.objectContaining({ type: 'agentMessage', text: 'codex: instructions: a note' }),
+    ]);
+  });
 });

@@ -38,6 +38,12 @@ interface LoadedThread {
   cwd: string;
   /** Commands approved "for session" on this thread: not asked again. */
   sessionApproved: Set<string>;
+  /**
+   * `developerInstructions` as the thread was loaded with (start, or a resume
+   * that loaded it): like Codex, a resume of a thread already loaded keeps the
+   * old ones. Never part of the turn's `userMessage` item.
+   */
+  developerInstructions: string;
 }
 
 export interface FakeCodexOptions {
@@ -128,7 +134,7 @@ function answerInitialize(fake: FakeServer, id: Id): void {
 const startThread: Handler = (fake, id, params) => {
   const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
   const threadId = fake.threads.create(cwd);
-  fake.loaded.set(threadId, { cwd, sessionApproved: new Set() });
+  fake.loaded.set(threadId, { cwd, sessionApproved: new Set(), developerInstructions: instructionsOf(params) });
   const thread = { id: threadId, preview: '', modelProvider: 'fake', createdAt: Math.floor(Date.now() / 1000), status: { type: 'idle' } };
   reply(fake, id, { thread, model: 'fake-codex', cwd, approvalPolicy: params.approvalPolicy ?? null, sandbox: params.sandbox ?? null });
   notify(fake, 'thread/started', { thread });
@@ -138,7 +144,7 @@ const resumeThread: Handler = (fake, id, params) => {
   const threadId = typeof params.threadId === 'string' ? params.threadId : '';
   if (!fake.loaded.has(threadId) && !fake.threads.exists(threadId)) return fail(fake, id, codes.invalidRequest, `no thread ${threadId}`);
   const cwd = typeof params.cwd === 'string' ? params.cwd : process.cwd();
-  if (!fake.loaded.has(threadId)) fake.loaded.set(threadId, { cwd, sessionApproved: new Set() });
+  if (!fake.loaded.has(threadId)) fake.loaded.set(threadId, { cwd, sessionApproved: new Set(), developerInstructions: instructionsOf(params) });
   const answer = () => reply(fake, id, { thread: { id: threadId, preview: '', modelProvider: 'fake', status: { type: 'idle' } }, model: 'fake-codex' });
   // `delay-resume: <ms>` (an earlier turn's script): a Codex slow to load the thread, so a stop can land while the client waits.
   const delayMs = fake.threads.takeResumeDelay(threadId);
@@ -200,6 +206,7 @@ async function runTurn(fake: FakeServer, threadId: string, turn: ActiveTurn, tex
     cwd: thread.cwd,
     signal: abort.signal,
     sessionApproved: thread.sessionApproved,
+    developerInstructions: thread.developerInstructions,
     neverAsk: turn.approvalPolicy === 'never',
     notify: (method, params) => notify(fake, method, params),
     request: (method, params) => requestClient(fake, method, params, abort.signal),
@@ -238,6 +245,8 @@ function requestClient(fake: FakeServer, method: string, params: Record<string, 
   });
   return Promise.race([answered, aborted]);
 }
+
+const instructionsOf = (params: Record<string, unknown>) => (typeof params.developerInstructions === 'string' ? params.developerInstructions : '');
 
 /** The text of a turn's input items, joined. */
 function textOf(input: unknown): string {

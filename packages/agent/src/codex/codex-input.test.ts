@@ -1,14 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { permissionProfiles } from '@switchboard/core';
-import { approvalPolicyOf, buildTurnText, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
+import { apiOnlyNotes, permissionProfiles } from '@switchboard/core';
+import { approvalPolicyOf, buildTurnText, developerInstructionsOf, sandboxPolicyOf, threadSettingsOf } from './codex-input.ts';
 import { codeOfCodexError, endOfCompletedTurn } from './codex-turn-end.ts';
+
+describe('developerInstructionsOf', () => {
+  it('is the instructions, then each note as a paragraph of its own (issue 29, defect 7)', () => {
+    expect(developerInstructionsOf({ instructions: 'Be brief.', notes: [apiOnlyNotes.recovery, apiOnlyNotes.resume] })).toBe(
+      `Be brief.\n\n${apiOnlyNotes.recovery}\n\n${apiOnlyNotes.resume}`,
+    );
+  });
+
+  it('is the notes alone without instructions, and nothing when there is neither', () => {
+    expect(developerInstructionsOf({ instructions: '  ', notes: [apiOnlyNotes.resume] })).toBe(apiOnlyNotes.resume);
+    expect(developerInstructionsOf({ instructions: '', notes: [] })).toBeUndefined();
+  });
+
+  it('each note says it is from the gateway, not from the user', () => {
+    for (const note of Object.values(apiOnlyNotes)) expect(note).toMatch(/^Note from the chat gateway \(not from the user\)/);
+  });
+});
 
 describe('buildTurnText', () => {
   it('is the user messages alone on a thread that has its context', () => {
-    expect(buildTurnText({ history: [], notes: [], input: ['first', 'second'] })).toBe('first\n\nsecond');
+    expect(buildTurnText({ history: [], input: ['first', 'second'] })).toBe('first\n\nsecond');
   });
 
-  it('carries history, then notes, then the input', () => {
+  it('carries history, then the input, and never a note', () => {
     const text = buildTurnText({
       history: [
         { role: 'user', kind: 'summary', content: 'S' },
@@ -16,7 +33,6 @@ describe('buildTurnText', () => {
         { role: 'tool', content: '2', toolCallId: 'c', toolName: 'calculator' },
         { role: 'assistant', content: 'Two.' },
       ],
-      notes: ['N'],
       input: ['go'],
     });
     expect(text).toBe(
@@ -28,15 +44,13 @@ describe('buildTurnText', () => {
         'Assistant: Two.',
         '[End of earlier conversation.]',
         '',
-        '[Note: N]',
-        '',
         'go',
       ].join('\n'),
     );
   });
 
   it('clips long tool output in the carried history', () => {
-    const text = buildTurnText({ history: [{ role: 'tool', content: 'x'.repeat(5000), toolName: 'shell' }], notes: [], input: ['go'] });
+    const text = buildTurnText({ history: [{ role: 'tool', content: 'x'.repeat(5000), toolName: 'shell' }], input: ['go'] });
     expect(text.length).toBeLessThan(2200);
     expect(text).toContain('… [cut]');
   });

@@ -9,8 +9,6 @@ import type { PermissionProfile, TranscriptMessage } from '@switchboard/core';
 export interface TurnTextParts {
   /** The session's transcript, given only when the turn opens a NEW thread (Codex keeps its own context otherwise). */
   history: readonly TranscriptMessage[];
-  /** API-only notes: read once, before the input; never stored. */
-  notes: readonly string[];
   /** The user's messages, oldest first. */
   input: readonly string[];
 }
@@ -22,8 +20,11 @@ const maxCarriedChars = 2000;
  * The one text item of `turn/start`: a compact transcript of the history when
  * a new thread must learn what came before (after compression the history
  * opens with its summary; a conversation that switched runtime brings its
- * OpenAI transcript), then the notes, then the user's messages, last so the
- * model reads them as the request.
+ * OpenAI transcript), then the user's messages, last so the model reads them
+ * as the request. Never the API-only notes: Codex stores this text in its
+ * thread as the user's message and its compaction keeps or summarises it
+ * (issue 29, defect 7); the notes go as developer instructions
+ * (`developerInstructionsOf`).
  */
 export function buildTurnText(parts: TurnTextParts): string {
   const sections: string[] = [];
@@ -32,9 +33,21 @@ export function buildTurnText(parts: TurnTextParts): string {
       ['[Earlier conversation in this chat, for context:]', ...parts.history.map(renderHistoryMessage), '[End of earlier conversation.]'].join('\n'),
     );
   }
-  for (const note of parts.notes) sections.push(`[Note: ${note}]`);
   sections.push(parts.input.join('\n\n'));
   return sections.join('\n\n');
+}
+
+/**
+ * `developerInstructions` of `thread/start` and `thread/resume`: the
+ * conversation's instructions, then this turn's API-only notes, each a
+ * paragraph of its own (their text already says they come from the gateway,
+ * not the user). Codex keeps developer instructions apart from the user's
+ * messages, so a note is never stored as something the user said. Undefined
+ * when there is nothing to send, so Codex's own defaults stay.
+ */
+export function developerInstructionsOf(parts: { instructions: string; notes: readonly string[] }): string | undefined {
+  const paragraphs = [parts.instructions, ...parts.notes].map((text) => text.trim()).filter(Boolean);
+  return paragraphs.length > 0 ? paragraphs.join('\n\n') : undefined;
 }
 
 /** One stored message as one line of the carried transcript. */

@@ -101,6 +101,8 @@ async function runAfterLastTurn(pool: PoolState, conversationId: number, request
 async function runPooledTurn(pool: PoolState, conversationId: number, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> {
   if (pool.closing) return failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)', request.runtimeIds);
   if (request.signal.aborted) return interrupted(request.runtimeIds);
+  const carriesNotes = request.notes.length > 0;
+  if (carriesNotes) await discardIdleChild(pool, conversationId);
   const found = await acquireChild(pool, conversationId);
   if ('failure' in found) return { ...found.failure, ...(request.runtimeIds ? { runtimeIds: request.runtimeIds } : {}) };
   const child = found;
@@ -110,8 +112,22 @@ async function runPooledTurn(pool: PoolState, conversationId: number, conversati
   try {
     return await runOnChild(pool, child, conversation, request);
   } finally {
-    releaseChild(pool, child);
+    releaseChild(pool, child, carriesNotes);
   }
+}
+
+/**
+ * A turn with API-only notes sends them as `developerInstructions` of
+ * `thread/resume` (or `thread/start`), which Codex applies only when it loads
+ * the thread: a child that already has it loaded keeps its old instructions.
+ * So such a turn runs on a fresh child, and that child is closed after it
+ * (`releaseChild`), or the note would stay in the thread's instructions for
+ * the turns after it (issue 29, defect 7). Notes are rare: after a restart or
+ * an interrupted tool call.
+ */
+async function discardIdleChild(pool: PoolState, conversationId: number): Promise<void> {
+  const existing = pool.children.get(conversationId);
+  if (existing && !existing.busy) await discardChild(pool, existing);
 }
 
 /** The turn on a child the caller marked busy: waits for its handshake (or the abort), then runs the turn. */
@@ -131,11 +147,15 @@ async function runOnChild(pool: PoolState, child: PooledChild, conversation: Cod
   return await runCodexTurn({ ...context, interruptTimeoutMs: pool.options.interruptTimeoutMs ?? 5000, closeGraceMs }, request);
 }
 
-/** After a turn: a child that closed leaves the pool, a live one waits for the next turn until `idleMs`. */
-function releaseChild(pool: PoolState, child: PooledChild): void {
+/**
+ * After a turn: a child that closed leaves the pool, and so does one whose
+ * thread holds this turn's notes in its instructions (`discardIdleChild`); a
+ * live one waits for the next turn until `idleMs`.
+ */
+function releaseChild(pool: PoolState, child: PooledChild, carriedNotes: boolean): void {
   child.busy = false;
   child.lastUsedAt = Date.now();
-  if (!child.connection.isOpen) void discardChild(pool, child);
+  if (!child.connection.isOpen || carriedNotes) void discardChild(pool, child);
   else scheduleIdleClose(pool, child);
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RunTurnRequest } from '../agent-runtime.ts';
 import type { CodexConnection } from './codex-connection.ts';
-import { threadSettingsOf } from './codex-input.ts';
+import { developerInstructionsOf, threadSettingsOf } from './codex-input.ts';
 import type { CodexConversationOptions } from './codex-options.ts';
 import { parseLeniently, threadResultSchema } from './codex-protocol.ts';
 import { requestWithRetry, type OverloadRetry } from './codex-request-retry.ts';
@@ -27,12 +27,11 @@ export type ThreadOpening = { kind: 'open'; threadId: string; isNew: boolean } |
  */
 export async function openThread(context: ThreadContext, request: RunTurnRequest): Promise<ThreadOpening> {
   const { connection, conversation, loadedThreads, logger, retry } = context;
-  const settings = {
-    cwd: conversation.cwd,
-    ...threadSettingsOf(conversation.profile),
-    // Developer instructions add to Codex's own; base instructions would replace the prompt Codex needs to work.
-    ...(request.instructions ? { developerInstructions: request.instructions } : {}),
-  };
+  // Developer instructions add to Codex's own; base instructions would replace the prompt Codex needs to work.
+  // The API-only notes go there too, never in the user's text (issue 29, defect 7). Codex applies them only
+  // when it loads the thread, so the pool gives a turn with notes a fresh child (codex-pool.ts).
+  const developerInstructions = developerInstructionsOf(request);
+  const settings = { cwd: conversation.cwd, ...threadSettingsOf(conversation.profile), ...(developerInstructions ? { developerInstructions } : {}) };
   // A stop while Codex opens the thread ends the turn at once: a thread answered late is only loaded for nothing.
   const asked = { retry, signal: request.signal, abandonOnAbort: true };
   const wanted = request.runtimeIds?.threadId;

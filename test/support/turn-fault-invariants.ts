@@ -113,7 +113,7 @@ export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelR
   const problems: string[] = [];
   const superseded = snapshot.turns.filter((t) => isSuperseded(t) || (options.stalls === true && isCutOff(t)));
   const live = requests
-    .map((r) => ({ r, end: Math.min(requestEnd(r), turnEndOf(snapshot, r)) }))
+    .map((r) => ({ r, end: Math.min(requestEnd(r), turnEndOf(snapshot, r), abortedOwnerEnd(snapshot, r)) }))
     .filter(({ r, end }) => r.receivedAt < end)
     .sort((a, b) => a.r.receivedAt - b.r.receivedAt || a.r.id - b.r.id);
   for (const [i, { r: request }] of live.entries()) {
@@ -126,6 +126,23 @@ export function checkOneRequestInFlight(snapshot: ChatSnapshot, requests: ModelR
     }
   }
   return problems;
+}
+
+/**
+ * An unanswered, aborted request most likely belongs to the last turn that
+ * began before it and ended without committing (cut off, interrupted,
+ * superseded): the turn that stores its input later is another one. The sim
+ * can record such a request seconds late (SEED=1212: a cut-off turn's request
+ * recorded 1.6 s after the turn had ended, while the next holder's request
+ * ran), so its flight ends no later than that turn.
+ */
+function abortedOwnerEnd(snapshot: ChatSnapshot, request: ModelRequest): number {
+  if (request.respondedAt !== undefined || request.abortedAt === undefined) return Number.POSITIVE_INFINITY;
+  const owner = snapshot.turns
+    .filter((t) => t.status !== 'completed' && t.status !== 'running' && t.started_at.getTime() <= request.receivedAt + clockSlackMs)
+    .sort((a, b) => a.started_at.getTime() - b.started_at.getTime())
+    .at(-1);
+  return owner?.ended_at?.getTime() ?? Number.POSITIVE_INFINITY;
 }
 
 /**

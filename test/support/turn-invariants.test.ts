@@ -226,6 +226,10 @@ describe('fault invariants', () => {
     const refusedRow = { ...timed(2000, undefined, sys, user('a'), user('b')), respondedAt: undefined, abortedAt: base + 3300 };
     expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 1900), turn(2, 'completed', 3010, 3600)] }), [refusedRow, newer])).toEqual([]);
     expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 2100), turn(2, 'completed', 3010, 3600)] }), [refusedRow, newer])).toHaveLength(1);
+    // An unanswered, aborted request of a turn cut off before the newer one began, recorded late by the sim: no overlap.
+    const late = { ...timed(3100, undefined, sys, user('a')), respondedAt: undefined, abortedAt: base + 3200 };
+    expect(checkOneRequestInFlight(snapshot([], { turns: [cutOff(1, 900, 2000), turn(2, 'completed', 2950, 3600)] }), [newer, late])).toEqual([]);
+    expect(checkOneRequestInFlight(snapshot([], { turns: [turn(1, 'completed', 900, 2000), turn(2, 'completed', 2950, 3600)] }), [newer, late])).toHaveLength(1);
     // A stalled worker's request stays open while it is frozen: its turn, cut off once it was declared dead, opens the window.
     const stall = [cutOff(1, 900, 2900), turn(2, 'completed', 2950, 3600)];
     expect(checkOneRequestInFlight(snapshot([], { turns: stall }), [older, newer], { stalls: true })).toEqual([]);

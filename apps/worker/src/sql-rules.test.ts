@@ -147,14 +147,15 @@ describe('settleRunningTurn and cutOffRunningTurns agree with core judgeStaleTur
   async function runningTurnOf(worker: TurnWorker | null) {
     const ids = await newConversation();
     const workerId = `sql-rules-worker-${++workers}`;
-    if (worker) {
-      await registerWorker(db.client.db, { id: workerId, hostname: 'h', pid: workers });
-      await db.client.db.$client`update workers set status = ${worker.status}, heartbeat_at = now() - ${worker.heartbeatAgeMs}::int * interval '1 millisecond' where id = ${workerId}`;
-    }
+    if (worker) await registerWorker(db.client.db, { id: workerId, hostname: 'h', pid: workers });
+    // Begun while its worker ran (a worker declared dead begins nothing); what became of the worker is set after.
     const begun = await beginTurn(db.client.db, {
       conversationId: ids.conversationId, sessionId: ids.sessionId, workerId, suspendThreshold: restartLoopStartsAt(3), firstInputEventId: ids.eventId, maxRunningPerUser: 4,
     });
     if (begun.kind !== 'begun') throw new Error(`turn not begun: ${begun.kind}`);
+    if (worker) {
+      await db.client.db.$client`update workers set status = ${worker.status}, heartbeat_at = now() - ${worker.heartbeatAgeMs}::int * interval '1 millisecond' where id = ${workerId}`;
+    }
     return { ...ids, workerId, turnId: begun.turnId };
   }
 

@@ -2,13 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   approvalChoiceOfCommand,
-  approvalSessionNote,
   encodeApprovalPayload,
   isApprovalCommand,
   mayAnswerApproval,
+  parseApprovalCommand,
   parseApprovalPayload,
-  renderAnsweredQuestion,
-  renderApprovalQuestion,
   renderNotAllowed,
   userKeyOf,
 } from './approvals.ts';
@@ -78,22 +76,17 @@ describe('who may answer', () => {
   });
 });
 
-describe('renderApprovalQuestion', () => {
-  it('shows the command and its directory and how to answer in text', () => {
-    const text = renderApprovalQuestion({ kind: 'command', summary: 'run `rm -rf build`', detail: 'rm -rf build\nin /work/app' });
-    expect(text).toContain('rm -rf build\nin /work/app');
-    expect(text).toContain('/approve, /approve session or /deny');
-  });
 
-  it('says that "for session" ends with the agent process, so a lost grant is never a surprise (issue 29, defect 8)', () => {
-    const text = renderApprovalQuestion({ kind: 'command', summary: 'run `ls`' });
-    expect(text.split('\n').at(-1)).toBe(approvalSessionNote);
-    expect(approvalSessionNote).toMatch(/until the agent process restarts/);
+describe('parseApprovalCommand', () => {
+  const command = (text: string) => parseChatCommand(text);
+  it('reads the approve code a question too long to show asks for, with or without "session"', () => {
+    expect(parseApprovalCommand(command('/approve'))).toEqual({ choice: 'approved' });
+    expect(parseApprovalCommand(command('/approve 042917'))).toEqual({ choice: 'approved', code: '042917' });
+    expect(parseApprovalCommand(command('/approve session 042917'))).toEqual({ choice: 'approved_for_session', code: '042917' });
+    expect(parseApprovalCommand(command('/approve for session'))).toEqual({ choice: 'approved_for_session' });
+    expect(parseApprovalCommand(command('/deny'))).toEqual({ choice: 'denied' });
   });
-
-  it('cuts a long summary and detail to keep the question and its answered form inside Discord’s 2,000 characters', () => {
-    const long = { kind: 'file_change' as const, summary: 's'.repeat(5_000), detail: 'x'.repeat(10_000) };
-    expect(renderApprovalQuestion(long).length).toBeLessThan(2000);
-    expect(renderAnsweredQuestion(long, 'Approved for this session by 123456789012345678.').length).toBeLessThan(2000);
+  it('knows nothing else: a short code, words, or another command', () => {
+    for (const text of ['/approve 1234', '/approve yes', '/approve 1234567', '/approve session x', '/stop']) expect(parseApprovalCommand(command(text)), text).toBeNull();
   });
 });

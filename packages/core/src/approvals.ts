@@ -36,13 +36,22 @@ export function parseApprovalPayload(payload: string): { token: string; choice: 
 
 /** The choice a text command makes: `/approve`, `/approve session`, `/deny`; null for any other command (or args it does not know). */
 export function approvalChoiceOfCommand(command: ChatCommand | null): ApprovalChoice | null {
+  return parseApprovalCommand(command)?.choice ?? null;
+}
+
+/**
+ * The choice and the approve code a text command carries: `/approve [code]`,
+ * `/approve session [code]`, `/deny`. The code (6 digits) is what a question
+ * too long to show whole asks for; null for anything else.
+ */
+export function parseApprovalCommand(command: ChatCommand | null): { choice: ApprovalChoice; code?: string } | null {
   if (!command) return null;
-  if (command.name === 'deny') return 'denied';
+  if (command.name === 'deny') return { choice: 'denied' };
   if (command.name !== 'approve') return null;
-  const args = command.args.toLowerCase();
-  if (args === '') return 'approved';
-  if (args === 'session' || args === 'for session') return 'approved_for_session';
-  return null;
+  const match = /^(?:(?:for\s+)?session)?\s*(\d{6})?$/i.exec(command.args.trim());
+  if (!match) return null;
+  const choice: ApprovalChoice = /session/i.test(command.args) ? 'approved_for_session' : 'approved';
+  return match[1] ? { choice, code: match[1] } : { choice };
 }
 
 /** True for `/approve …` and `/deny …`: answers, decided where they arrive, never turn input. */
@@ -63,49 +72,6 @@ export function userKeyOf(platform: string, accountId: string, userId: string): 
 export function mayAnswerApproval(input: { askedOfUserKey: string | null; answeringUserKey: string; approvers: readonly string[] }): boolean {
   if (input.askedOfUserKey !== null && input.askedOfUserKey === input.answeringUserKey) return true;
   return input.approvers.includes(input.answeringUserKey);
-}
-
-export interface ApprovalQuestionText {
-  kind: 'command' | 'file_change' | 'other';
-  summary: string;
-  detail?: string | null;
-}
-
-const questionHeadings: Record<ApprovalQuestionText['kind'], string> = {
-  command: 'Approval needed: run a command?',
-  file_change: 'Approval needed: change files?',
-  other: 'Approval needed:',
-};
-
-/** The most of `summary` and `detail` a question shows: with the rest it stays under Discord's 2,000 characters. */
-const summaryLimit = 300;
-const detailLimit = 1200;
-
-/**
- * Codex keeps an "approve for session" grant in its child process only: an
- * idle close, an eviction, a crash or a turn on another worker ends it, and
- * Codex asks again (issue 29, defect 8; docs/codex.md says why we do not keep
- * it ourselves). The question says so, so the next ask is no surprise.
- */
-export const approvalSessionNote = '"Approve for session" lasts until the agent process restarts (after a quiet spell, a restart or a move to another worker); then I ask again.';
-
-/** The question as the user reads it: what, the command and its directory or the files, how to answer, and how long "for session" lasts. */
-export function renderApprovalQuestion(question: ApprovalQuestionText): string {
-  return [...describeQuestion(question), '', 'Reply /approve, /approve session or /deny (the buttons do the same).', approvalSessionNote].join('\n');
-}
-
-/** The question once answered (its buttons removed): what was asked, then the outcome line. */
-export function renderAnsweredQuestion(question: ApprovalQuestionText, outcome: string): string {
-  return [...describeQuestion(question), '', outcome].join('\n');
-}
-
-function describeQuestion(question: ApprovalQuestionText): string[] {
-  const detail = question.detail ? cut(question.detail, detailLimit) : undefined;
-  return [questionHeadings[question.kind], cut(question.summary, summaryLimit), ...(detail ? [detail] : [])];
-}
-
-function cut(text: string, limit: number): string {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
 
 /** Button labels, in the order shown. */
@@ -134,6 +100,7 @@ export const approvalReplies = {
   alreadyAnswered: 'This question was already answered.',
   expired: 'This question is no longer open.',
   unknownArgs: 'Use /approve, /approve session or /deny.',
+  codeRequired: 'This request was too long to show whole: approve it by typing /approve and the code the question shows.',
 } as const;
 
 /** The refusal told to someone who may not answer: names the asking user by their id on the platform. */

@@ -1,6 +1,6 @@
 import {
-  approvalChoiceOfCommand,
   approvalReplies,
+  parseApprovalCommand,
   parseApprovalPayload,
   renderApprovalDecision,
   renderNotAllowed,
@@ -33,7 +33,7 @@ export interface ApprovalDeps {
  */
 export type PressOutcome =
   | { kind: 'decided'; text: string; approval: ApprovalRow }
-  | { kind: 'refused'; reason: 'not_allowed' | 'already_decided' | 'expired' | 'nothing_pending' | 'not_ours'; text: string };
+  | { kind: 'refused'; reason: 'not_allowed' | 'already_decided' | 'expired' | 'code_required' | 'nothing_pending' | 'not_ours'; text: string };
 
 /**
  * An Approve / Approve for session / Deny button (docs/codex.md, "Approvals in chat"):
@@ -75,16 +75,18 @@ export async function answerApprovalCommand(
 ): Promise<'accepted' | 'duplicate'> {
   const stored = await storeInboundEvent(deps.db, inboundToStore(message, command, { refuseAtPending: null, storeAs: 'done' }));
   if (stored.duplicate) return 'duplicate';
-  const choice = approvalChoiceOfCommand(command);
+  const parsed = parseApprovalCommand(command);
+  const choice = parsed?.choice ?? null;
   const decision: ApprovalDecision | undefined =
-    choice === null
+    parsed === null
       ? undefined
       : await decideApproval(deps.db, {
           target: { conversationId: stored.conversationId },
-          choice,
+          choice: parsed.choice,
           byUserKey: userKeyOf(message.platform, message.address.accountId, message.userId),
           via: 'text',
           approvers: deps.approvers,
+          ...(parsed.code ? { code: parsed.code } : {}),
         });
   const decided = choice !== null && decision?.kind === 'decided';
   const reply = choice === null ? approvalReplies.unknownArgs : decision?.kind === 'decided' ? renderApprovalDecision(choice, message.userId) : refusalText(decision);
@@ -102,6 +104,8 @@ function refusalText(decision: Exclude<ApprovalDecision, { kind: 'decided' }> | 
       return approvalReplies.alreadyAnswered;
     case 'expired':
       return approvalReplies.expired;
+    case 'code_required':
+      return approvalReplies.codeRequired;
     default:
       return approvalReplies.nothingPending;
   }

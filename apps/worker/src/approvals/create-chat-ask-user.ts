@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { ApprovalAnswer, ApprovalQuestion, AskUser } from '@switchboard/agent';
-import { approvalButtons, approvalReplies, encodeApprovalPayload, renderAnsweredQuestion, renderApprovalQuestion } from '@switchboard/core';
+import { approvalButtons, approvalQuestionIsCut, approvalReplies, encodeApprovalPayload, formatApproveCode, renderAnsweredQuestion, renderApprovalQuestion } from '@switchboard/core';
 import { insertApproval, recordAutoApproval, setApprovalQuestionRef, settleApproval, type ApprovalRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { ApprovalContext } from './approval-context.ts';
@@ -39,7 +39,9 @@ async function askOnce(ctx: ApprovalContext, turn: ApprovalTurn, question: Appro
       return { decision: 'approved' };
     }
     if (signal.aborted) return { decision: 'cancelled' };
-    const inserted = await insertApproval(ctx.db, { ...stored, timeoutSeconds: ctx.config.APPROVAL_TIMEOUT_SECONDS });
+    // Too long to show whole: approved only by typing a code, never with one tap (issue 30, finding 4).
+    const approveCode = approvalQuestionIsCut(stored) ? formatApproveCode(randomInt(1_000_000)) : null;
+    const inserted = await insertApproval(ctx.db, { ...stored, approveCode, timeoutSeconds: ctx.config.APPROVAL_TIMEOUT_SECONDS });
     if (inserted.kind === 'busy') return { decision: 'unanswered' };
     const posted = await postQuestion(ctx, turn, inserted.approval, log);
     if (!posted) return { decision: 'unanswered' };
@@ -55,7 +57,9 @@ async function askOnce(ctx: ApprovalContext, turn: ApprovalTurn, question: Appro
 async function postQuestion(ctx: ApprovalContext, turn: ApprovalTurn, approval: ApprovalRow, log: Logger): Promise<string | undefined> {
   const sender = ctx.senders.get(turn.platform);
   const text = renderApprovalQuestion(approval);
-  const buttons = approvalButtons.map(({ choice, label }) => ({
+  // A question with an approve code offers Deny only: approving it takes typing the code.
+  const offered = approval.approveCode ? approvalButtons.filter(({ choice }) => choice === 'denied') : approvalButtons;
+  const buttons = offered.map(({ choice, label }) => ({
     label,
     payload: encodeApprovalPayload(approval.token, choice),
     ...(choice === 'approved' ? { style: 'primary' as const } : choice === 'denied' ? { style: 'danger' as const } : {}),

@@ -98,16 +98,15 @@ function describeFileChange(kind: ApprovalRequestKind, params: unknown, item: Co
   const itemFiles = item ? (parseLeniently(fileChangeItemSchema, item)?.changes ?? []).map((change) => change.path) : [];
   const paths = legacyFiles.length > 0 ? legacyFiles : itemFiles;
   const grantRoot = request?.grantRoot;
-  const lines = [
-    ...paths,
-    grantRoot && `and allow writes under ${grantRoot} for the rest of the session`,
-    request?.reason && `reason: ${request.reason}`,
-  ].filter(Boolean);
-  const summary = paths.length === 1 ? `change ${paths[0]}` : paths.length > 1 ? `change ${paths.length} files` : 'change files';
+  // What matters most first (issue 30, finding 4): a write grant is in the summary and heads the detail, never after the paths.
+  const grant = grantRoot ? `allow writes under ${grantRoot} for the rest of the session` : undefined;
+  const lines = [grant && `${grant}:`, request?.reason && `reason: ${request.reason}`, ...paths].filter(Boolean);
+  const what = paths.length === 1 ? `change ${paths[0]}` : paths.length > 1 ? `change ${paths.length} files` : 'change files';
+  const summary = grant ? `${grant}, and ${what}` : what;
   return { kind: 'file_change', summary, ...(lines.length > 0 ? { detail: lines.join('\n') } : {}) };
 }
 
+/** The command on one line, whole: the question cuts it, keeping its head and its tail (core's keepHeadAndTail). */
 function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+  return text.replace(/\s+/g, ' ').trim();
 }

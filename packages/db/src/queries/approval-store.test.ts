@@ -46,6 +46,23 @@ describe('decideApproval', () => {
     expect(approver).toMatchObject({ kind: 'decided', approval: { status: 'denied', decidedByUserKey: 'telegram:1:99', decidedVia: 'text' } });
   });
 
+  it('a question with an approve code is approved only with that code, by button never; a denial needs none (issue 30, finding 4)', async () => {
+    const conversationId = await conversation('104');
+    const approval = await ask(question(conversationId, { approveCode: '004217' }));
+    const decide = (over: { choice?: 'approved' | 'approved_for_session' | 'denied'; code?: string; via?: string }) =>
+      decideApproval(db.client.db, { target: over.via === 'button' ? { token: approval.token } : { conversationId }, choice: over.choice ?? 'approved', byUserKey: asked, via: over.via ?? 'text', approvers: [], ...(over.code ? { code: over.code } : {}) });
+    expect(await decide({ via: 'button' })).toMatchObject({ kind: 'code_required', approval: { status: 'pending' } });
+    expect(await decide({})).toMatchObject({ kind: 'code_required' });
+    expect(await decide({ choice: 'approved_for_session', code: '999999' })).toMatchObject({ kind: 'code_required' });
+    // A stranger with the right code is still not the asked user.
+    expect(await decideApproval(db.client.db, { target: { conversationId }, choice: 'approved', byUserKey: 'telegram:1:99', via: 'text', approvers: [], code: '004217' })).toMatchObject({ kind: 'not_allowed' });
+    expect((await readApproval(db.client.db, approval.id))?.status).toBe('pending');
+    expect(await decide({ choice: 'approved_for_session', code: '004217' })).toMatchObject({ kind: 'decided', approval: { status: 'approved_for_session' } });
+
+    const other = await ask(question(await conversation('105'), { approveCode: '111111' }));
+    expect(await decideApproval(db.client.db, { target: { token: other.token }, choice: 'denied', byUserKey: asked, via: 'button', approvers: [] })).toMatchObject({ kind: 'decided', approval: { status: 'denied' } });
+  });
+
   it('answers by conversation only the pending question, and says when there is none', async () => {
     const conversationId = await conversation('103');
     expect(await decideApproval(db.client.db, { target: { conversationId }, choice: 'approved', byUserKey: asked, via: 'text', approvers: [] })).toEqual({ kind: 'nothing_pending' });

@@ -17,6 +17,8 @@ export interface ApprovalToAsk {
   askedOfUserKey: string | null;
   /** The question expires this long after the database's now(). */
   timeoutSeconds: number;
+  /** A question too long to show whole is approved only by typing this code (issue 30, finding 4). */
+  approveCode?: string | null;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function insertApproval(db: Database, input: ApprovalToAsk): Promis
         summary: input.summary,
         detail: input.detail,
         askedOfUserKey: input.askedOfUserKey,
+        approveCode: input.approveCode ?? null,
         expiresAt: sql`now() + ${input.timeoutSeconds}::int * interval '1 second'`,
       })
       .onConflictDoNothing()
@@ -51,7 +54,7 @@ export async function insertApproval(db: Database, input: ApprovalToAsk): Promis
 }
 
 /** A question granted without asking (CODEX_AUTO_APPROVE): stored decided, `auto`, for the transcript and the audit. */
-export async function recordAutoApproval(db: Database, input: Omit<ApprovalToAsk, 'timeoutSeconds'>): Promise<ApprovalRow | undefined> {
+export async function recordAutoApproval(db: Database, input: Omit<ApprovalToAsk, 'timeoutSeconds' | 'approveCode'>): Promise<ApprovalRow | undefined> {
   const [row] = await db
     .insert(approvals)
     .values({ ...input, status: 'approved', decidedVia: 'auto', expiresAt: sql`now()`, decidedAt: sql`now()` })
@@ -78,6 +81,8 @@ export interface ApprovalAnswer {
   via: string;
   /** Users who may answer any question (APPROVERS). */
   approvers: readonly string[];
+  /** The code typed with `/approve <code>`: what approves a question that has one (deny needs none). */
+  code?: string;
 }
 
 /** What became of an answer; only `decided` changed anything. */
@@ -86,6 +91,8 @@ export type ApprovalDecision =
   | { kind: 'not_allowed'; approval: ApprovalRow }
   | { kind: 'already_decided'; approval: ApprovalRow }
   | { kind: 'expired'; approval: ApprovalRow }
+  /** Allowed to answer, but approving this question takes its code (it was too long to show whole). */
+  | { kind: 'code_required'; approval: ApprovalRow }
   | { kind: 'nothing_pending' };
 
 /**
@@ -104,10 +111,12 @@ export async function decideApproval(db: Database, answer: ApprovalAnswer): Prom
     answer.approvers.length > 0
       ? sql`(${approvals.askedOfUserKey} = ${answer.byUserKey} or ${inArray(sql`${answer.byUserKey}::text`, [...answer.approvers])})`
       : sql`${approvals.askedOfUserKey} = ${answer.byUserKey}`;
+  // A question with an approve code is approved only with that code; a denial needs none.
+  const coded = answer.choice === 'denied' ? sql`true` : sql`(${approvals.approveCode} is null or ${approvals.approveCode} = ${answer.code ?? null}::text)`;
   const [decided] = await db
     .update(approvals)
     .set({ status: answer.choice, decidedByUserKey: answer.byUserKey, decidedVia: answer.via, decidedAt: sql`now()` })
-    .where(and(target, eq(approvals.status, 'pending'), sql`${approvals.expiresAt} > now()`, allowed))
+    .where(and(target, eq(approvals.status, 'pending'), sql`${approvals.expiresAt} > now()`, allowed, coded))
     .returning();
   if (decided) return { kind: 'decided', approval: decided };
   const [row] = await db
@@ -119,7 +128,8 @@ export async function decideApproval(db: Database, answer: ApprovalAnswer): Prom
   if (!row) return { kind: 'nothing_pending' };
   if (row.approval.status !== 'pending') return { kind: 'already_decided', approval: row.approval };
   if (row.past) return { kind: 'expired', approval: row.approval };
-  return { kind: 'not_allowed', approval: row.approval };
+  const mayAnswer = row.approval.askedOfUserKey === answer.byUserKey || answer.approvers.includes(answer.byUserKey);
+  return mayAnswer && row.approval.approveCode !== null ? { kind: 'code_required', approval: row.approval } : { kind: 'not_allowed', approval: row.approval };
 }
 
 /**

@@ -23,6 +23,11 @@ export const approvals = pgTable(
     kind: text('kind', { enum: ['command', 'file_change', 'other'] }).notNull(),
     summary: text('summary').notNull(),
     detail: text('detail'),
+    /**
+     * Set when the question could not be shown whole (issue 30, finding 4): approving then takes
+     * typing `/approve <code>`; no button approves it. Null: the question was shown whole.
+     */
+    approveCode: text('approve_code'),
     /** `platform:account:user` of the user whose message started the turn: the one who may answer (besides approvers). */
     askedOfUserKey: text('asked_of_user_key'),
     status: text('status', { enum: approvalStatuses }).notNull().default('pending'),

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, fixedRequestText),
     senders: new Map(),
     media: { fetchers: new Map() },
-    history: createHistoryCache(db.db, 0),
+    history: createHistoryCache(db.db, { maxMessages: 0, maxBytes: 0 }),
     leases,
     log: log.child({ pid: process.pid }),
     workerId: `compress-once-${process.pid}`,

@@ -1,6 +1,7 @@
 import {
   apiOnlyNotes,
   estimateMessageTokens,
+  estimateMessageTokensPaced,
   estimateRequestTokens,
   findToolTail,
   needsCompression,
@@ -31,6 +32,8 @@ export interface PreparedTurn {
   /** First message after a restart-loop or runtime-crash-loop suspension: the user is told once, why (docs/restarts.md, docs/codex.md). */
   suspendedNotice: LoopSuspension | null;
   startedAt: number;
+  /** Each input event's token estimate (by event id), counted once here and stored by the commit. */
+  inputTokenCounts: ReadonlyMap<number, number>;
 }
 
 /**
@@ -47,7 +50,9 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const conversationId = conversation.id;
   const startedAt = performance.now();
   const suspendedNotice = loopSuspensionOf(conversation);
-  const inputTokens = input.reduce((sum, event) => sum + estimateMessageTokens(event.text), 0);
+  // Counted once (the commit stores these), in slices for a long document: the event loop is never held for a whole file.
+  const inputTokenCounts = await countInputTokens(input);
+  const inputTokens = [...inputTokenCounts.values()].reduce((sum, n) => sum + n, 0);
   let session = state.session?.status === 'active' ? state.session : await resolveCurrentSession(ctx, conversation);
   const begin = beginTurn(ctx.db, {
     conversationId,
@@ -87,7 +92,16 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   // refer to nothing, so it is neither sent nor acknowledged, and stays owed for a request that shows the tail.
   const recoveryKey = owedRecovery !== null && tail && sentHistory.includes(history[tail.start] as MessageRow) ? owedRecovery : null;
   const notes = notesFor(recoveryKey !== null, resumes);
-  return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt };
+  return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt, inputTokenCounts };
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Each input event's token estimate, by event id. */
+async function countInputTokens(input: readonly InboundEventRow[]): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
+  for (const event of input) counts.set(event.id, await estimateMessageTokensPaced(event.text, yieldToEventLoop));
+  return counts;
 }
 
 /** The notes a request carries, in the order the model reads them. */

@@ -275,7 +275,7 @@ interface CommitRequest {
 
 /** What buildCommit reads of a CommitRequest. */
 export type CommitInputs = Omit<CommitRequest, 'prepared' | 'active'> & {
-  prepared: Pick<PreparedTurn, 'conversation' | 'session' | 'compressed' | 'suspendedNotice'>;
+  prepared: Pick<PreparedTurn, 'conversation' | 'session' | 'compressed' | 'suspendedNotice'> & Partial<Pick<PreparedTurn, 'inputTokenCounts'>>;
   active: Pick<ActiveTurn, 'state'>;
 };
 
@@ -344,7 +344,9 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
   let { replyText } = executed;
   const steered = entries.filter((e): e is Extract<TranscriptEntry, { role: 'user' }> => e.role === 'user');
   const messages: NewTranscriptMessage[] = [
-    ...input.filter((event) => !media?.dropped.has(event.id)).map((event) => ({ role: 'user' as const, content: event.text, tokens: estimateMessageTokens(event.text), inboundEventId: event.id })),
+    ...input
+      .filter((event) => !media?.dropped.has(event.id))
+      .map((event) => ({ role: 'user' as const, content: event.text, tokens: prepared.inputTokenCounts?.get(event.id) ?? estimateMessageTokens(event.text), inboundEventId: event.id })),
     ...entries.map(toNewMessage),
   ];
   if (prepared.compressed && shape.compressionNotice && replyText !== null) replyText = `(Older messages were summarised to make room.)\n\n${replyText}`;

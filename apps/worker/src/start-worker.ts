@@ -197,7 +197,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
     senders,
     media: createMediaReach(config),
-    history: createHistoryCache(db.db, config.HISTORY_CACHE_MESSAGES),
+    history: createHistoryCache(db.db, { maxMessages: config.HISTORY_CACHE_MESSAGES, maxBytes: config.HISTORY_CACHE_BYTES }),
     leases: createLeaseManager(redis, { prefix: config.REDIS_PREFIX, ttlMs: config.CONVERSATION_LEASE_TTL_MS, workerId, log: log.child({ workerId }) }),
     log: log.child({ workerId }),
     workerId,

@@ -98,6 +98,7 @@ export const meanings: Record<string, string> = {
   TURN_WAIT_BUDGET_SECONDS: 'the most all wait calls of one turn may wait together (0-3600)',
   USER_MAX_RUNNING_TURNS: "turns of one user running at once across all workers; the rest wait (1-1000)",
   HISTORY_CACHE_MESSAGES: 'transcript messages a worker keeps in memory across turns; 0: read the whole session every turn',
+  HISTORY_CACHE_BYTES: 'the most bytes of transcript a worker keeps in memory across turns (least recently used sessions go first); 0: read the whole session every turn',
   DRAIN_TIMEOUT_MS: 'on SIGTERM, how long running turns may go on before they are cut off',
   HEARTBEAT_INTERVAL_MS: 'worker heartbeat period',
   WORKER_DEAD_AFTER_MS: 'heartbeat silence after which a worker is declared dead and its turns taken over',

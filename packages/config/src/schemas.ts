@@ -273,6 +273,8 @@ export const workerEnvSchema = z
       USER_MAX_RUNNING_TURNS: intInRange(4, 1, 1_000),
       /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
       HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
+      /** The same cache's bound in bytes (text at two bytes a character, plus a share per row): users' documents cannot pin memory (issue 30, finding 3). */
+      HISTORY_CACHE_BYTES: nonNegativeInt(32 * 1024 * 1024),
       /** On SIGTERM, how long running turns may go on before they are cut off (and resumed after restart). */
       DRAIN_TIMEOUT_MS: nonNegativeInt(10_000),
       /** Worker heartbeat period, and the silence after which a worker is declared dead (docs/restarts.md). */

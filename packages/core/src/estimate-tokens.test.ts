@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { countInPieces, estimateMessageTokens } from './estimate-tokens.ts';
+import { countInPieces, estimateMessageTokens, estimateMessageTokensPaced } from './estimate-tokens.ts';
 
 describe('estimateMessageTokens', () => {
   it('counts the text and its extra with the chat framing', () => {
@@ -37,5 +37,18 @@ describe('countInPieces', () => {
   it('never splits a surrogate pair, so a long run of 4-byte characters counts as many tokens as characters', () => {
     const text = '😀'.repeat(5000);
     expect(countInPieces(text)).toBe(countTokens('😀'.repeat(100)) * 50);
+  });
+});
+
+describe('estimateMessageTokensPaced', () => {
+  it('counts exactly what estimateMessageTokens counts, pausing once per slice of a long text (issue 30, finding 3)', async () => {
+    const text = 'the quick brown fox jumps over the lazy dog. '.repeat(4_000);
+    let pauses = 0;
+    const counted = await estimateMessageTokensPaced(text, async () => void (pauses += 1), 32_768);
+    expect(counted).toBe(estimateMessageTokens(text));
+    expect(pauses).toBe(Math.floor(text.length / 32_768));
+    let shortPauses = 0;
+    expect(await estimateMessageTokensPaced('hello there', async () => void (shortPauses += 1))).toBe(estimateMessageTokens('hello there'));
+    expect(shortPauses).toBe(0);
   });
 });

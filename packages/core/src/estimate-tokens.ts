@@ -28,6 +28,34 @@ export function estimateMessageTokens(content: string, extra = ''): number {
 export function countInPieces(text: string): number {
   if (text.length <= pieceLength) return countTokens(text);
   let total = 0;
+  for (const piece of pieces(text)) total += countTokens(piece);
+  return total;
+}
+
+/**
+ * The same count as estimateMessageTokens, with `pause()` awaited after every
+ * `charsPerPause` characters: a long document (up to MEDIA_DOCUMENT_MAX_CHARS)
+ * is counted in slices, so the worker's other conversations, its lease
+ * renewals and its heartbeat run in between (issue 30, finding 3). The pause
+ * is the caller's (a setImmediate in the worker), which keeps this pure.
+ */
+export async function estimateMessageTokensPaced(content: string, pause: () => Promise<void>, charsPerPause = 32_768): Promise<number> {
+  if (content.length <= charsPerPause) return estimateMessageTokens(content);
+  let total = messageOverheadTokens;
+  let sincePause = 0;
+  for (const piece of pieces(content)) {
+    total += countTokens(piece);
+    sincePause += piece.length;
+    if (sincePause >= charsPerPause) {
+      sincePause = 0;
+      await pause();
+    }
+  }
+  return total;
+}
+
+/** The pieces countInPieces counts, in order (see there for where a piece ends). */
+function* pieces(text: string): Generator<string> {
   let start = 0;
   while (start < text.length) {
     let end = Math.min(start + pieceLength, text.length);
@@ -36,10 +64,9 @@ export function countInPieces(text: string): number {
       if (cut !== -1) end = cut;
       else if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
     }
-    total += countTokens(text.slice(start, end));
+    yield text.slice(start, end);
     start = end;
   }
-  return total;
 }
 
 /** The last index in (floor, end) holding a space that follows a non-whitespace character, or -1. */

@@ -75,8 +75,18 @@ function tree(v: Variant, ctx: CaseContext): JsonNode {
     member: inGuild ? obj({ user, roles: arr(str(snowflake(18))), permissions: str('0') }) : undefined,
     user: inGuild ? undefined : user,
     locale: str('en-US'),
-    data: v.shape === 'ping' ? undefined : obj({ id: str(snowflake(19)), name: str(v.name), type: num(1), options }),
+    data: v.shape === 'ping' ? undefined : v.shape === 'component' ? componentData(v, ctx.seq) : obj({ id: str(snowflake(19)), name: str(v.name), type: num(1), options }),
   });
+}
+
+/**
+ * A button press (issue 30): most carry a well-formed approval payload, `apv:<token>:<a|s|d>`, with a token no
+ * question has, so the press reaches the decision and is refused there; the rest a fuzzed custom_id.
+ */
+function componentData(v: Variant, seq: number): JsonNode {
+  const token = `fz${seq.toString(36)}${[...v.text].filter((c) => /[A-Za-z0-9_-]/.test(c)).join('')}`.padEnd(8, 'x').slice(0, 48);
+  const customId = seq % 4 === 3 ? v.text : `apv:${token}:${'asd'[seq % 3] as string}`;
+  return obj({ custom_id: str(customId), component_type: num(2) });
 }
 
 const notASnowflake = fc.constantFrom(raw('1500000000000000001'), raw('9007199254740993'), str(''), str('abc'), str('1'.repeat(21)), raw('null'), str('12 34'), str('１２３'));

@@ -5,7 +5,7 @@ import { arr, fuzzText, num, obj, raw, str, type JsonNode } from './json-text.ts
 import { webhookCases, type AuthVariant } from './webhook-cases.ts';
 
 type Variant =
-  | { shape: 'dm' | 'dm-thread' | 'mention' | 'mention-thread' | 'bot' | 'subtype' | 'other-event' | 'channel-message'; text: string }
+  | { shape: 'dm' | 'dm-thread' | 'mention' | 'mention-thread' | 'bot' | 'subtype' | 'other-event' | 'channel-message' | 'files' | 'approval-command'; text: string }
   | { shape: 'url-verification'; challenge: string };
 
 function slackSign(secret: string, timestamp: string, body: Buffer): string {
@@ -72,7 +72,30 @@ const variant: fc.Arbitrary<Variant> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ shape: fc.constantFrom('dm' as const, 'dm-thread' as const, 'mention' as const, 'mention-thread' as const), text: fuzzText }) },
   { weight: 2, arbitrary: fc.record({ shape: fc.constantFrom('bot' as const, 'subtype' as const, 'other-event' as const, 'channel-message' as const), text: fuzzText }) },
   { weight: 1, arbitrary: fc.record({ shape: fc.constant('url-verification' as const), challenge: fuzzText }) },
+  // Issue 30: files in a DM (hosted, remote on any host, oversized, fuzzed types) and approval answers typed in chat.
+  { weight: 2, arbitrary: fc.record({ shape: fc.constantFrom('files' as const, 'approval-command' as const), text: fuzzText }) },
 );
+
+/** `/approve`, `/approve session`, `/approve <6 digits>`, `/deny`, or `/approve` with fuzzed words. */
+function approvalCommandOf(text: string, seq: number): string {
+  const forms = ['/approve', '/approve session', `/approve ${String(seq % 1_000_000).padStart(6, '0')}`, '/deny', `/approve ${text}`];
+  return forms[seq % forms.length] as string;
+}
+
+/** Slack file objects: hosted on files.slack.com, remote (`mode: external`) on any host, oversized, or of a fuzzed type; none exists. */
+function filesOf(text: string, seq: number): JsonNode {
+  const host = ['https://files.slack.com', 'https://evil.example', 'http://127.0.0.1:1', 'http://169.254.169.254'][seq % 4] as string;
+  const file = obj({
+    id: str(`FFZ${seq}`),
+    name: str(text.slice(0, 80) || 'fuzz.txt'),
+    mimetype: str(['text/plain', 'image/png', 'audio/mp4', text.slice(0, 30)][seq % 4] as string),
+    size: num([10, 5 * 1024 * 1024 + 1, 2 ** 40][seq % 3] as number),
+    mode: str(seq % 3 === 0 ? 'external' : 'hosted'),
+    url_private: str(`${host}/files-pri/T/F${seq}/x`),
+    url_private_download: seq % 2 === 0 ? str(`${host}/files-pri/T/F${seq}/download/x`) : undefined,
+  });
+  return arr(file);
+}
 
 function tree(v: Variant, ctx: CaseContext): JsonNode {
   const id = `${ctx.tag}${String(ctx.seq).padStart(7, '0')}`;
@@ -84,7 +107,8 @@ function tree(v: Variant, ctx: CaseContext): JsonNode {
     channel: str(`${inChannel ? 'C' : 'D'}F${id}`),
     channel_type: v.shape.startsWith('mention') ? undefined : str(inChannel ? 'channel' : 'im'),
     user: str(`UF${id}`),
-    text: str(v.shape.startsWith('mention') ? `<@UFUZZBOT> ${v.text}` : v.text),
+    text: str(v.shape.startsWith('mention') ? `<@UFUZZBOT> ${v.text}` : v.shape === 'approval-command' ? approvalCommandOf(v.text, ctx.seq) : v.text),
+    files: v.shape === 'files' ? filesOf(v.text, ctx.seq) : undefined,
     ts: str(ts),
     thread_ts: v.shape.endsWith('thread') ? str(`${1_600_000_000 + ctx.seq}.000100`) : undefined,
     bot_id: v.shape === 'bot' ? str('BFUZZ') : undefined,

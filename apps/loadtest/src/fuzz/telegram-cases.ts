@@ -1,10 +1,27 @@
 import fc from 'fast-check';
 import type { CaseContext, FuzzCase } from './fuzz-types.ts';
-import { fuzzText, num, obj, raw, str, type JsonNode } from './json-text.ts';
+import { arr, fuzzText, num, obj, raw, str, type JsonNode } from './json-text.ts';
 import { webhookCases, type AuthVariant } from './webhook-cases.ts';
 
 type Variant = {
-  shape: 'private' | 'group-command' | 'group-reply-to-bot' | 'group-not-addressed' | 'topic' | 'edited' | 'channel-post' | 'callback' | 'bot-author' | 'sticker';
+  shape:
+    | 'private'
+    | 'group-command'
+    | 'group-reply-to-bot'
+    | 'group-not-addressed'
+    | 'topic'
+    | 'edited'
+    | 'channel-post'
+    | 'callback'
+    | 'bot-author'
+    | 'sticker'
+    // Issue 30: the newer inputs. An approval press with a well-formed payload (so it reaches the decision), an
+    // approval answer typed in chat, and files (a document, a photo, a voice message) whose ids, sizes and types are fuzzed.
+    | 'approval-press'
+    | 'approval-command'
+    | 'document'
+    | 'photo'
+    | 'voice';
   text: string;
 };
 
@@ -36,6 +53,7 @@ const variant: fc.Arbitrary<Variant> = fc.record({
   shape: fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('private' as const, 'group-command' as const, 'group-reply-to-bot' as const, 'topic' as const) },
     { weight: 2, arbitrary: fc.constantFrom('group-not-addressed' as const, 'edited' as const, 'channel-post' as const, 'callback' as const, 'bot-author' as const, 'sticker' as const) },
+    { weight: 3, arbitrary: fc.constantFrom('approval-press' as const, 'approval-command' as const, 'document' as const, 'photo' as const, 'voice' as const) },
   ),
   text: fuzzText,
 });
@@ -63,9 +81,36 @@ function tree(v: Variant, ctx: CaseContext): JsonNode {
         : undefined,
   });
   if (v.shape === 'callback') return obj({ update_id: num(updateId), callback_query: obj({ id: str(String(ctx.seq)), from, data: str(v.text), chat_instance: str('1') }) });
+  if (v.shape === 'approval-press') {
+    const pressed = obj({ message_id: num(ctx.seq + 1), date: num(1_700_000_000), chat: obj({ id: num(chatId), type: str('private') }), text: str('Approval needed') });
+    return obj({ update_id: num(updateId), callback_query: obj({ id: str(String(ctx.seq)), from, message: pressed, data: str(approvalPayloadOf(v.text, ctx.seq)), chat_instance: str('1') }) });
+  }
+  if (v.shape === 'approval-command') message.entries = message.entries.map(([key, value]) => [key, key === 'text' ? str(approvalCommandOf(v.text, ctx.seq)) : value]);
+  if (v.shape === 'document' || v.shape === 'photo' || v.shape === 'voice') message.entries.push(...fileEntries(v, ctx.seq));
   if (v.shape === 'edited') return obj({ update_id: num(updateId), edited_message: message });
   if (v.shape === 'channel-post') return obj({ update_id: num(updateId), message });
   return obj({ update_id: num(updateId), message });
+}
+
+/** `apv:<token>:<choice>`: well-formed most of the time (a token no question has), sometimes cut or with another letter. */
+function approvalPayloadOf(text: string, seq: number): string {
+  const token = `fz${seq.toString(36)}${[...text].filter((c) => /[A-Za-z0-9_-]/.test(c)).join('')}`.padEnd(8, 'x').slice(0, 48);
+  const choice = 'asdx'[seq % 4] as string;
+  return seq % 5 === 0 ? `apv:${token}` : `apv:${token}:${choice}`;
+}
+
+/** `/approve`, `/approve session`, `/approve <6 digits>`, `/deny`, or `/approve` with fuzzed words. */
+function approvalCommandOf(text: string, seq: number): string {
+  const forms = ['/approve', '/approve session', `/approve ${String(seq % 1_000_000).padStart(6, '0')}`, '/deny', `/approve ${text}`];
+  return forms[seq % forms.length] as string;
+}
+
+/** A file on the message: ids, sizes, names and types from the fuzzer (the worker downloads through the simulator, which knows none of them). */
+function fileEntries(v: Variant, seq: number): [string, JsonNode][] {
+  const size = [0, 1, 4096, 5 * 1024 * 1024 + 1, 2 ** 31][seq % 5] as number;
+  if (v.shape === 'photo') return [['photo', arr(obj({ file_id: str(`fz-photo-${v.text.slice(0, 40)}`), file_unique_id: str(`u${seq}`), width: num(64), height: num(64), file_size: num(size) }))]];
+  if (v.shape === 'voice') return [['voice', obj({ file_id: str(`fz-voice-${seq}`), file_unique_id: str(`v${seq}`), duration: num(seq % 120), mime_type: str('audio/ogg'), file_size: num(size) })]];
+  return [['document', obj({ file_id: str(`fz-doc-${seq}`), file_unique_id: str(`d${seq}`), file_name: str(v.text.slice(0, 80) || 'fuzz.txt'), mime_type: str(['text/plain', 'application/pdf', v.text.slice(0, 30)][seq % 3] as string), file_size: num(size) })]];
 }
 
 const notAnInteger = fc.constantFrom(str('1'), raw('1.5'), raw('null'), raw('true'), raw('[]'), raw('{}'), raw('1e400'), str('9007199254740993'));

@@ -221,6 +221,7 @@ const routes: readonly RouteShape[] = [
   { method: 'GET', path: '/admin/pairings' },
   // A code from fuzzed text (never one a user was given, in practice) and a platform that is never a real one: nothing paired or revoked.
   { method: 'POST', path: '/admin/pairings/{id}/approve', mutating: true, stringParam: true, body: junkBody },
+  { method: 'POST', path: '/admin/pairings/{id}/deny', mutating: true, stringParam: true, body: junkBody },
   { method: 'GET', path: '/admin/paired-users' },
   { method: 'DELETE', path: '/admin/paired-users/{id}/{job}', mutating: true, stringParam: true },
   { method: 'GET', path: '/admin/whoami' },

@@ -10,7 +10,7 @@ import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { slackBotToken } from '../support/slack.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
-import { waitForModelRequest, waitForRequestFor } from '../support/turn-helpers.ts';
+import { waitForCondition, waitForModelRequest, waitForRequestFor } from '../support/turn-helpers.ts';
 
 // Approvals asked of the chat user (docs/codex.md, "Approvals in chat"): the real gateway and simulator, and
 // createChatAskUser called here with the worker's real senders pointed at the simulator. No worker
@@ -313,5 +313,33 @@ describe('an approval answer while a turn runs in interrupt mode', () => {
     // Only the story reached the model.
     const [count] = await system.sql<{ n: number }[]>`select count(*)::int as n from messages m join conversations c on c.current_session_id = m.session_id where c.chat_id = ${String(chatId)} and m.role = 'user'`;
     expect(count?.n).toBe(1);
+  });
+});
+
+describe('/stop with nothing running, through a worker', () => {
+  let system: TestSystem;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1 });
+  });
+  afterAll(async () => {
+    await system?.close();
+  });
+
+  it('a flood of /stop with nothing running says "Nothing was running." once a minute, and every /stop is still handled (issue 30, finding 5)', async () => {
+    const chatId = 4210;
+    for (let i = 0; i < 6; i++) expect((await system.sendTelegram({ chatId, text: '/stop' })).status).toBe(200);
+    const [conversation] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = ${String(chatId)}`;
+    const conversationId = conversation?.id ?? 0;
+    await waitForCondition('every /stop handled', async () => {
+      const [row] = await system.sql<{ pending: number }[]>`select count(*)::int as pending from inbound_events where conversation_id = ${conversationId} and status = 'pending'`;
+      return row?.pending === 0;
+    });
+    // A message after the flood is answered as usual: the /stops held nothing up.
+    await system.sendTelegram({ chatId, text: 'still there?' });
+    await waitForCondition('the answer', async () => (await system.sql`select 1 from outbox where conversation_id = ${conversationId} and text = 'echo: still there?'`).length === 1);
+    const rows = await system.sql<{ text: string }[]>`select text from outbox where conversation_id = ${conversationId} order by id`;
+    // Before: six lines, each a platform send from the bot's quota.
+    expect(rows.map((r) => r.text)).toEqual(['Nothing was running.', 'echo: still there?']);
   });
 });

@@ -162,6 +162,11 @@ describe('turn invariants', () => {
     const stopEvents = [{ id: 9, text: '/stop', status: 'done' as const, turn_id: null, received_at: at(0) }];
     const stoppedButCompleted = snapshot([], { events: stopEvents, turns: [turns[0]!], outbox: [{ id: 1, text: 'Stopped.', status: 'sent', turn_id: null }] });
     expect(checkStopReplies(stoppedButCompleted)).toEqual([expect.stringContaining('0 cancelled turns but 1 "Stopped."')]);
+    // "Nothing was running." once a minute (issue 30, finding 5): three /stops with nothing running, one reply, is right; none is not.
+    const threeStops = [9, 10, 11].map((id) => ({ ...stopEvents[0]!, id }));
+    const nothingOnce = snapshot([], { events: threeStops, turns: [turns[0]!], outbox: [{ id: 1, text: 'Nothing was running.', status: 'sent', turn_id: null }] });
+    expect(checkStopReplies(nothingOnce)).toEqual([]);
+    expect(checkStopReplies(snapshot([], { events: threeStops, turns: [turns[0]!], outbox: [] }))).toEqual([expect.stringContaining('3 /stop commands but 0 "Stopped." and 0')]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
-import { commitTurn, ensureCurrentSession, loadSession, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
+import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -36,6 +36,9 @@ const busyModeHelp: Record<string, string> = {
   steer: 'new messages are added to the answer I am working on',
 };
 
+/** A `/stop` that stopped nothing says so at most once in this many seconds per conversation. */
+const nothingRunningQuietSeconds = 60;
+
 /**
  * What a /stop says. Whether it cancelled a turn is decided once, by the
  * ActiveTurn reducer (`cancellingStopOf`), and recorded by that turn's fenced
@@ -59,9 +62,12 @@ export function replyToStop(event: Pick<InboundEventRow, 'turnId'>): string {
 export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, command: StoredCommand | null, claimId: string): Promise<OutboxRow[]> {
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
+  let quiet = false;
   switch (command?.name) {
     case 'stop':
       reply = replyToStop(event);
+      // "Nothing was running." at most once a minute per conversation (issue 30, finding 5; docs/security.md).
+      quiet = event.turnId === null && (await wasToldRecently(ctx.db, { conversationId: conversation.id, text: reply, seconds: nothingRunningQuietSeconds }));
       break;
     case 'busy':
       if (command.mode) {
@@ -113,7 +119,7 @@ export async function handleCommand(ctx: WorkerContext, conversation: Conversati
     status: 'completed',
     inboundEventIds: [event.id],
     messages: [],
-    replies: sender ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)) }] : [],
+    replies: sender && !quiet ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)) }] : [],
     claimFor: claimId,
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.

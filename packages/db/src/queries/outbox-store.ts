@@ -136,3 +136,18 @@ export async function queueNoticeForAddress(
     returning conversation_id`;
   return Number(row?.conversation_id);
 }
+
+/**
+ * Whether `text` was queued to this conversation within the last `seconds`
+ * (by the database's clock): a reply that answers nothing, like a `/stop` with
+ * nothing running, is said at most once a minute per conversation (issue 30,
+ * finding 5), so a flood in a shared group cannot spend the bot's quota.
+ */
+export async function wasToldRecently(db: Database, input: { conversationId: number; text: string; seconds: number }): Promise<boolean> {
+  const [row] = await db
+    .select({ told: sql<boolean>`true` })
+    .from(outbox)
+    .where(and(eq(outbox.conversationId, input.conversationId), eq(outbox.text, input.text), sql`${outbox.createdAt} > now() - ${input.seconds}::int * interval '1 second'`))
+    .limit(1);
+  return row !== undefined;
+}

@@ -197,6 +197,26 @@ describe('the pool', () => {
     await expect(hanging).resolves.toMatchObject({ outcome: 'interrupted' });
   });
 
+  it('one user\'s turns hold at most maxChildrenPerUser children; another user\'s turn still runs (issue 30, finding 8)', async () => {
+    const pool = setup.createPool({ maxChildren: 4, maxChildrenPerUser: 1 });
+    const controller = new AbortController();
+    let accepted: () => void = () => {};
+    const busy = new Promise<void>((resolve) => (accepted = resolve));
+    // A turn of user A that holds its child (as one waiting on an approval does).
+    const holding = pool.runtimeFor(1, setup.conversation()).runTurn(turnRequest('hang', { signal: controller.signal, onModelAccepted: () => accepted(), userKey: 'telegram:1:A' }));
+    await busy;
+
+    const refused = await pool.runtimeFor(2, setup.conversation()).runTurn(turnRequest('me too', { userKey: 'telegram:1:A' }));
+    expect(refused).toMatchObject({ outcome: 'failed', failure: { code: 'MODEL_RATE_LIMITED', message: expect.stringContaining('CODEX_MAX_CHILDREN_PER_USER') } });
+    expect(pool.size).toBe(1);
+    expect(await pool.runtimeFor(3, setup.conversation()).runTurn(turnRequest('hello', { userKey: 'telegram:1:B' }))).toMatchObject({ outcome: 'completed', text: 'codex: hello' });
+
+    controller.abort();
+    await expect(holding).resolves.toMatchObject({ outcome: 'interrupted' });
+    // Its child free again, user A's next turn runs.
+    expect(await pool.runtimeFor(2, setup.conversation()).runTurn(turnRequest('again', { userKey: 'telegram:1:A' }))).toMatchObject({ outcome: 'completed', text: 'codex: again' });
+  });
+
   it('close() ends every child', async () => {
     const pool = setup.createPool();
     await Promise.all([1, 2].map((id) => pool.runtimeFor(id, setup.conversation()).runTurn(turnRequest(`hi ${id}`))));

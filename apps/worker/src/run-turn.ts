@@ -223,6 +223,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
         begin: prepared.begin,
       }),
       ...(threadId ? { runtimeIds: { threadId } } : {}),
+      userKey: userKeyOf(first.platform, first.accountId, first.userId),
     });
     const kept = { ...(result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {}), ...(result.model ? { model: result.model } : {}) };
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries, ...kept };

@@ -40,6 +40,7 @@ type RuntimeConfig = Pick<
   | 'CODEX_ENV_PASSTHROUGH'
   | 'CODEX_IDLE_MS'
   | 'CODEX_MAX_CHILDREN'
+  | 'CODEX_MAX_CHILDREN_PER_USER'
   | 'CODEX_ALLOW_FULL_ACCESS'
   | 'TURN_TIMEOUT_MS'
   | 'CODEX_TURN_TIMEOUT_MS'
@@ -63,6 +64,7 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntim
       command: config.CODEX_COMMAND,
       idleMs: config.CODEX_IDLE_MS,
       maxChildren: config.CODEX_MAX_CHILDREN,
+      maxChildrenPerUser: config.CODEX_MAX_CHILDREN_PER_USER,
       logger: log.child({ runtime: 'codex' }),
       childEnv: createCodexChildEnv({ homesRoot: config.CODEX_HOMES, passthrough: config.CODEX_ENV_PASSTHROUGH, source: process.env }),
     });

@@ -60,6 +60,11 @@ export interface RunTurnRequest {
   askUser?: AskUser;
   /** Ids the runtime returned for this conversation's previous turn (a thread to continue). */
   runtimeIds?: RuntimeIds;
+  /**
+   * The turn's user (`platform:account:user`, turns.user_key): what a runtime
+   * limits per user (the Codex pool's children, CODEX_MAX_CHILDREN_PER_USER).
+   */
+  userKey?: string;
 }
 
 /** An image as the model receives it: a `data:` URL of the bytes the user sent (capped by MEDIA_MAX_BYTES). */

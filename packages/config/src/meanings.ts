@@ -81,6 +81,7 @@ export const meanings: Record<string, string> = {
   CODEX_TURN_TIMEOUT_MS: 'codex runtime: the longest one Codex turn may run before it is interrupted and the user told (1000-14400000)',
   CODEX_IDLE_MS: 'codex runtime: a child with no turn for this long is closed; the next turn resumes its thread in a fresh child (1000-86400000)',
   CODEX_MAX_CHILDREN: 'codex runtime: app-server children one worker keeps at once (1-256)',
+  CODEX_MAX_CHILDREN_PER_USER: "codex runtime: of a worker's children, how many one user's turns may hold at once; more are refused, retryable (1-256)",
   CODEX_ALLOW_FULL_ACCESS: 'codex runtime: on lets an operator give a conversation the full-access profiles (no sandbox; full-access-unattended also asks nothing); off: refused, and a stored one runs read-only',
   APPROVAL_TIMEOUT_SECONDS: 'seconds a question to the chat user waits for an answer before it is declined (1-86400)',
   CODEX_AUTO_APPROVE: 'on: grant every approval a runtime asks without asking anyone (non-interactive use only); off by default',

@@ -94,6 +94,8 @@ const codexSettings = {
   CODEX_IDLE_MS: intInRange(600_000, 1_000, 86_400_000),
   /** Children one worker process keeps at once (the least recently used idle one is closed to make room). */
   CODEX_MAX_CHILDREN: intInRange(8, 1, 256),
+  /** Of those, how many one user's turns may hold at once (a turn waiting on an approval holds its child for minutes). */
+  CODEX_MAX_CHILDREN_PER_USER: intInRange(2, 1, 256),
   /** Whether an operator may give a conversation the full-access profile (no sandbox); a stored full-access counts only while on. */
   CODEX_ALLOW_FULL_ACCESS: onOff('off'),
 };

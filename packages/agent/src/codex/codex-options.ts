@@ -10,6 +10,11 @@ export interface CodexPoolOptions {
   idleMs: number;
   /** Children per worker process at most. */
   maxChildren: number;
+  /**
+   * Children one user's turns may hold at once on this worker (a turn waiting on an approval
+   * holds its child for up to APPROVAL_TIMEOUT_SECONDS; issue 30, finding 8). Default: maxChildren.
+   */
+  maxChildrenPerUser?: number;
   /** Closing sends SIGTERM, then SIGKILL after this many ms (default 2000). */
   closeGraceMs?: number;
   logger: Logger;

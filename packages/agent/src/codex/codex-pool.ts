@@ -17,6 +17,8 @@ interface PooledChild {
   initialized: boolean;
   loadedThreads: Set<string>;
   busy: boolean;
+  /** The user whose turn holds the child while it is busy (RunTurnRequest.userKey). */
+  heldBy?: string;
   lastUsedAt: number;
   idleTimer?: NodeJS.Timeout;
 }
@@ -101,6 +103,8 @@ async function runAfterLastTurn(pool: PoolState, conversationId: number, request
 async function runPooledTurn(pool: PoolState, conversationId: number, conversation: CodexConversationOptions, request: RunTurnRequest): Promise<RunTurnResult> {
   if (pool.closing) return failed('RUNTIME_CRASHED', 'the Codex pool is closed (the worker is stopping)', request.runtimeIds);
   if (request.signal.aborted) return interrupted(request.runtimeIds);
+  const overUser = refuseOverUserCap(pool, conversationId, request.userKey);
+  if (overUser) return { ...overUser, ...(request.runtimeIds ? { runtimeIds: request.runtimeIds } : {}) };
   const carriesNotes = request.notes.length > 0;
   if (carriesNotes) await discardIdleChild(pool, conversationId);
   const found = await acquireChild(pool, conversationId);
@@ -108,12 +112,30 @@ async function runPooledTurn(pool: PoolState, conversationId: number, conversati
   const child = found;
   if (child.busy) return failed('MODEL_FAILED', 'a Codex turn is already running for this conversation', request.runtimeIds);
   child.busy = true;
+  child.heldBy = request.userKey;
   clearTimeout(child.idleTimer);
   try {
     return await runOnChild(pool, child, conversation, request);
   } finally {
+    child.heldBy = undefined;
     releaseChild(pool, child, carriesNotes);
   }
+}
+
+/**
+ * One user's turns hold at most `maxChildrenPerUser` children of this worker
+ * (issue 30, finding 8): a question waiting for its answer holds a child for
+ * minutes, and one user must not take every child from the others. Refused
+ * like a full pool: retryable, the user is asked to try again shortly.
+ */
+function refuseOverUserCap(pool: PoolState, conversationId: number, userKey: string | undefined): RunTurnResult | undefined {
+  const cap = pool.options.maxChildrenPerUser;
+  if (userKey === undefined || cap === undefined) return undefined;
+  let held = 0;
+  for (const child of pool.children.values()) if (child.busy && child.heldBy === userKey && child.conversationId !== conversationId) held += 1;
+  if (held < cap) return undefined;
+  pool.logger.info({ conversationId, held, cap }, 'codex: this user already holds CODEX_MAX_CHILDREN_PER_USER children on this worker; the turn is refused, retryable');
+  return failed('MODEL_RATE_LIMITED', `this user's Codex turns already hold ${held} of this worker's children (CODEX_MAX_CHILDREN_PER_USER); try again shortly`);
 }
 
 /**

@@ -130,10 +130,35 @@ export interface FaultCoverage {
   recoveryNotes: number;
   /** Turns stopped (interrupted, cancelled, cut off, superseded) while they compressed. */
   stoppedDuringSummary: number;
+  /** Conversations on the Codex runtime, and how their questions ended (addCodexCoverage, turn-codex-record.ts). */
+  codexConversations: number;
+  /** Questions the user answered (a text command sent, or a button press the sim took), whatever the answer met. */
+  userAnswers: number;
+  approvalsApproved: number;
+  approvalsRefused: number;
+  approvalsTimedOut: number;
+  approvalsCancelled: number;
+  /** Left pending by a turn that was cut off while it waited (its worker died). */
+  approvalsLeftPending: number;
 }
 
 export function emptyCoverage(): FaultCoverage {
-  return { compressions: 0, cutOffs: 0, superseded: 0, refused: 0, resumeNotes: 0, recoveryNotes: 0, stoppedDuringSummary: 0 };
+  return {
+    compressions: 0,
+    cutOffs: 0,
+    superseded: 0,
+    refused: 0,
+    resumeNotes: 0,
+    recoveryNotes: 0,
+    stoppedDuringSummary: 0,
+    codexConversations: 0,
+    userAnswers: 0,
+    approvalsApproved: 0,
+    approvalsRefused: 0,
+    approvalsTimedOut: 0,
+    approvalsCancelled: 0,
+    approvalsLeftPending: 0,
+  };
 }
 
 /** `summaries`: the summariser's requests for this chat (its turns' requests are `requests`). */
@@ -152,5 +177,6 @@ export function addCoverage(coverage: FaultCoverage, snapshot: ChatSnapshot, req
 }
 
 export function describeCoverage(c: FaultCoverage): string {
-  return `${c.compressions} compressions (${c.stoppedDuringSummary} turns stopped while compressing), ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent`;
+  const codex = `${c.codexConversations} Codex conversations (${c.userAnswers} answers sent; questions: ${c.approvalsApproved} approved, ${c.approvalsRefused} refused, ${c.approvalsTimedOut} timed out, ${c.approvalsCancelled} withdrawn, ${c.approvalsLeftPending} left pending by a cut-off turn)`;
+  return `${c.compressions} compressions (${c.stoppedDuringSummary} turns stopped while compressing), ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent, ${codex}`;
 }

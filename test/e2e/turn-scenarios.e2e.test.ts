@@ -77,10 +77,10 @@ const workerEnv: Record<string, string> = {
   // TURN_STREAMING=off runs the scenarios as before streaming existed (each reply one message).
   ...(streaming ? { STREAMING: 'on', STREAM_AFTER_MS: '300' } : { STREAMING: 'off' }),
   // The Codex conversations (the default runtime stays openai): a question left alone times out within the batch;
-  // room for every Codex conversation of a batch on one worker (a full pool fails a turn); idle children closed soon.
+  // room for every Codex conversation of a batch on one worker (a full pool fails a turn); a batch's idle children closed during the next.
   APPROVAL_TIMEOUT_SECONDS: String(scenarioApprovalTimeoutSeconds),
   CODEX_MAX_CHILDREN: '16',
-  CODEX_IDLE_MS: '5000',
+  CODEX_IDLE_MS: '30000',
 };
 
 /** What a conversation's player saw go wrong, and the questions its user answered. */

@@ -57,15 +57,21 @@ export async function answerQuestion(system: TestSystem, chatId: number, action:
   }
 }
 
-/** The question about `command` while it still has its buttons, polled as the user's eyes would; undefined after questionWaitMs. */
+/**
+ * The question about `command` while it still has its buttons; undefined
+ * after questionWaitMs. Woken by the sim's long poll on the chat's next
+ * message (a question is a message of its own), never by polling.
+ */
 async function waitForQuestion(system: TestSystem, chatId: number, command: string): Promise<ShownMessage | undefined> {
   const deadline = Date.now() + questionWaitMs;
-  while (Date.now() < deadline) {
-    const open = (await sentTo(system, chatId)).find((m) => m.reply_markup !== undefined && m.text.includes(command));
-    if (open) return open;
-    await sleep(100);
+  for (;;) {
+    const shown = await sentTo(system, chatId);
+    const open = shown.find((m) => m.reply_markup !== undefined && m.text.includes(command));
+    const remaining = deadline - Date.now();
+    if (open || remaining <= 0) return open;
+    // Answers 408 at the deadline; either way the next round looks again.
+    await fetch(`${system.simUrl}/control/telegram/wait?chat_id=${chatId}&count=${shown.length + 1}&timeout_ms=${remaining}`).then((r) => r.arrayBuffer());
   }
-  return undefined;
 }
 
 /** The conversation's questions, oldest first. */

@@ -7,6 +7,7 @@ import {
   checkCodexInput,
   checkCodexReplies,
   codexLogOf,
+  noCodexTolerated,
   withoutApprovalPosts,
   type CodexRecord,
   type StoredApproval,
@@ -72,6 +73,16 @@ describe('Codex turn invariants', () => {
       expect(checkCodexInput(snapshot, with_({ turnStarts: [good.turnStarts[1]!] }))).toEqual([expect.stringContaining('event 1 "c1:a0 please run it\\nrun: make c1-a0" never reached Codex')]);
       const carried = `[Earlier conversation in this chat, for context:]\nUser: ${run}\n[End of earlier conversation.]\n\n${hello}`;
       expect(checkCodexInput(snapshot, with_({ turnStarts: [{ at: 2200, proc: 'p2', text: carried }] }))).toEqual([]);
+    });
+
+    it('counts, with the tolerance given, a message whose turn was stopped before Codex got it; one of a completed turn always fails', () => {
+      const stopped = { ...snapshot, turns: [snapshot.turns[0]!, turn(2, 'cancelled', 2100, 2500)], messages: snapshot.messages.slice(0, 3) };
+      const unseen = with_({ turnStarts: [good.turnStarts[0]!] });
+      expect(checkCodexInput(stopped, unseen)).toEqual([expect.stringContaining('event 3 "c1:a1 hello codex" never reached Codex')]);
+      const tolerated = noCodexTolerated();
+      expect(checkCodexInput(stopped, unseen, tolerated)).toEqual([]);
+      expect(tolerated.stoppedBeforeCodex).toBe(1);
+      expect(checkCodexInput(snapshot, unseen, tolerated)).toEqual([expect.stringContaining('event 3')]);
     });
 
     it('flags a message sent to Codex as new words after the turn that took it committed, but not as carried history', () => {

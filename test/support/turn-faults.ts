@@ -50,6 +50,13 @@ export function stallsWorker(faults: ProcessFault[]): boolean {
   return faults.some((f) => f.signal === 'SIGSTOP');
 }
 
+/**
+ * How long a replacement worker may take to start: it starts at a batch's
+ * busiest moment (forty conversations, Codex children, the other worker's
+ * load, two cores), where it has taken 37 s (SEED=101, batch 1).
+ */
+const replacementStartMs = 60_000;
+
 /** The pid in a worker id (`<hostname>-<pid>-<random>`, docs/restarts.md "Liveness"). */
 function pidOf(workerId: string): number {
   return Number(workerId.split('-').at(-2));
@@ -79,7 +86,7 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
     const started = performance.now();
     await target.stop(fault.signal);
     const stopMs = Math.round(performance.now() - started);
-    await system.addWorker(true);
+    await system.addWorker(true, replacementStartMs);
     done.push(`${fault.signal} worker pid ${target.child.pid} with ${turns} running turns (exited in ${stopMs} ms), replaced`);
   }
   return done;
@@ -110,7 +117,7 @@ async function stallWorker(system: TestSystem, target: ManagedProcess, stall: { 
     sleep(zombieExitMs).then(() => 'running' as const),
   ]);
   if (exit === 'running') return `${line}; it ran on (not declared dead)`;
-  await system.addWorker(true);
+  await system.addWorker(true, replacementStartMs);
   return `${line}; it exited with code ${exit}${exit === 75 ? ' (declared dead)' : ' (UNEXPECTED EXIT)'}, replaced`;
 }
 

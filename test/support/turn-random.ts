@@ -98,7 +98,8 @@ const longFiller = 'the quick brown fox jumps over the lazy dog '.repeat(14 * 6)
  * deleted while it runs, then more input that wakes a new holder. Every text
  * starts with the chat's `c<N>:` prefix and is unique, so the sim's global
  * records can be told apart per conversation and a wait rule fits one
- * message only.
+ * message only. About one conversation in five is a Codex one instead
+ * (generateCodexScript, turn-codex-random.ts), unless TURN_CODEX=off.
  */
 export function generateScript(random: Random, index: number, chatId: number): ConversationScript {
   // Drawn only when Codex conversations are on, so TURN_CODEX=off replays a seed's scripts of before.

@@ -190,14 +190,25 @@ describe('Codex turn invariants', () => {
 });
 
 describe('the Codex conversations of the generator', () => {
-  const scriptsOf = (seed: number) => Array.from({ length: 200 }, (_, i) => generateScript(new Random(seed + i), i, 30_000 + i));
+  /** The scripts of 200 conversations with TURN_CODEX as given (undefined: unset), whatever the environment running the tests says. */
+  function scriptsOf(seed: number, turnCodex: string | undefined) {
+    const previous = process.env.TURN_CODEX;
+    if (turnCodex === undefined) delete process.env.TURN_CODEX;
+    else process.env.TURN_CODEX = turnCodex;
+    try {
+      return Array.from({ length: 200 }, (_, i) => generateScript(new Random(seed + i), i, 30_000 + i));
+    } finally {
+      if (previous === undefined) delete process.env.TURN_CODEX;
+      else process.env.TURN_CODEX = previous;
+    }
+  }
 
   it('makes about one conversation in five a Codex one, the same for a seed, with run: actions the user answers or not', () => {
-    const scripts = scriptsOf(7);
+    const scripts = scriptsOf(7, undefined);
     const codex = scripts.filter((s) => s.runtime === 'codex');
     expect(codex.length).toBeGreaterThan(20);
     expect(codex.length).toBeLessThan(60);
-    expect(scriptsOf(7)).toEqual(scripts);
+    expect(scriptsOf(7, undefined)).toEqual(scripts);
     const runs = codex.flatMap((s) => s.actions.flatMap((a) => (a.kind === 'run' ? [a] : [])));
     expect(new Set(runs.map((a) => a.answer))).toEqual(new Set(['approve', 'approve-session', 'deny', 'timeout']));
     expect(runs.every((a) => a.text.endsWith(`\nrun: ${a.command}`))).toBe(true);
@@ -205,13 +216,6 @@ describe('the Codex conversations of the generator', () => {
 
   it('TURN_CODEX=off makes none', () => {
     expect(codexShare({ TURN_CODEX: 'off' })).toBe(0);
-    const previous = process.env.TURN_CODEX;
-    process.env.TURN_CODEX = 'off';
-    try {
-      expect(scriptsOf(7).some((s) => s.runtime === 'codex')).toBe(false);
-    } finally {
-      if (previous === undefined) delete process.env.TURN_CODEX;
-      else process.env.TURN_CODEX = previous;
-    }
+    expect(scriptsOf(7, 'off').some((s) => s.runtime === 'codex')).toBe(false);
   });
 });

@@ -103,7 +103,12 @@ export class TestSystem {
     return system;
   }
 
-  async addWorker(asProcess: boolean): Promise<RunningWorker | ManagedProcess> {
+  /**
+   * A worker, in this process or as a process of its own (`startTimeoutMs`:
+   * how long a process may take to answer /healthz). A process that does not
+   * start in time is killed, not left running unseen by close().
+   */
+  async addWorker(asProcess: boolean, startTimeoutMs = 30_000): Promise<RunningWorker | ManagedProcess> {
     if (!asProcess) {
       const worker = await startWorker(parseConfig(workerEnvSchema, { ...this.env, WORKER_PORT: '0' }));
       this.workers.push(worker);
@@ -111,7 +116,12 @@ export class TestSystem {
     }
     const port = await getFreePort();
     const child = spawnApp(`worker-${this.redisPrefix}-${this.workers.length}`, 'apps/worker/src/main.ts', { ...this.env, WORKER_PORT: String(port) }, 'test-results/logs');
-    await waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000, child);
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/healthz`, startTimeoutMs, child);
+    } catch (error) {
+      await child.stop('SIGKILL');
+      throw error;
+    }
     this.workers.push(child);
     return child;
   }

@@ -50,6 +50,13 @@ export function stallsWorker(faults: ProcessFault[]): boolean {
   return faults.some((f) => f.signal === 'SIGSTOP');
 }
 
+/**
+ * How long a replacement worker may take to start: it starts at a batch's
+ * busiest moment (forty conversations, Codex children, the other worker's
+ * load, two cores), where it has taken 37 s (SEED=101, batch 1).
+ */
+const replacementStartMs = 60_000;
+
 /** The pid in a worker id (`<hostname>-<pid>-<random>`, docs/restarts.md "Liveness"). */
 function pidOf(workerId: string): number {
   return Number(workerId.split('-').at(-2));
@@ -79,7 +86,7 @@ export async function injectFaults(system: TestSystem, faults: ProcessFault[], c
     const started = performance.now();
     await target.stop(fault.signal);
     const stopMs = Math.round(performance.now() - started);
-    await system.addWorker(true);
+    await system.addWorker(true, replacementStartMs);
     done.push(`${fault.signal} worker pid ${target.child.pid} with ${turns} running turns (exited in ${stopMs} ms), replaced`);
   }
   return done;
@@ -110,7 +117,7 @@ async function stallWorker(system: TestSystem, target: ManagedProcess, stall: { 
     sleep(zombieExitMs).then(() => 'running' as const),
   ]);
   if (exit === 'running') return `${line}; it ran on (not declared dead)`;
-  await system.addWorker(true);
+  await system.addWorker(true, replacementStartMs);
   return `${line}; it exited with code ${exit}${exit === 75 ? ' (declared dead)' : ' (UNEXPECTED EXIT)'}, replaced`;
 }
 
@@ -130,10 +137,35 @@ export interface FaultCoverage {
   recoveryNotes: number;
   /** Turns stopped (interrupted, cancelled, cut off, superseded) while they compressed. */
   stoppedDuringSummary: number;
+  /** Conversations on the Codex runtime, and how their questions ended (addCodexCoverage, turn-codex-record.ts). */
+  codexConversations: number;
+  /** Questions the user answered (a text command sent, or a button press the sim took), whatever the answer met. */
+  userAnswers: number;
+  approvalsApproved: number;
+  approvalsRefused: number;
+  approvalsTimedOut: number;
+  approvalsCancelled: number;
+  /** Left pending by a turn that was cut off while it waited (its worker died). */
+  approvalsLeftPending: number;
 }
 
 export function emptyCoverage(): FaultCoverage {
-  return { compressions: 0, cutOffs: 0, superseded: 0, refused: 0, resumeNotes: 0, recoveryNotes: 0, stoppedDuringSummary: 0 };
+  return {
+    compressions: 0,
+    cutOffs: 0,
+    superseded: 0,
+    refused: 0,
+    resumeNotes: 0,
+    recoveryNotes: 0,
+    stoppedDuringSummary: 0,
+    codexConversations: 0,
+    userAnswers: 0,
+    approvalsApproved: 0,
+    approvalsRefused: 0,
+    approvalsTimedOut: 0,
+    approvalsCancelled: 0,
+    approvalsLeftPending: 0,
+  };
 }
 
 /** `summaries`: the summariser's requests for this chat (its turns' requests are `requests`). */
@@ -152,5 +184,6 @@ export function addCoverage(coverage: FaultCoverage, snapshot: ChatSnapshot, req
 }
 
 export function describeCoverage(c: FaultCoverage): string {
-  return `${c.compressions} compressions (${c.stoppedDuringSummary} turns stopped while compressing), ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent`;
+  const codex = `${c.codexConversations} Codex conversations (${c.userAnswers} answers sent; questions: ${c.approvalsApproved} approved, ${c.approvalsRefused} refused, ${c.approvalsTimedOut} timed out, ${c.approvalsCancelled} withdrawn, ${c.approvalsLeftPending} left pending by a cut-off turn)`;
+  return `${c.compressions} compressions (${c.stoppedDuringSummary} turns stopped while compressing), ${c.cutOffs} turns cut off, ${c.superseded} superseded, ${c.refused} refusals, ${c.resumeNotes} resume notes, ${c.recoveryNotes} recovery notes sent, ${codex}`;
 }

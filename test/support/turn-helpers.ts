@@ -120,6 +120,8 @@ export async function sendText(system: TestSystem, chatId: number, text: string)
 /** A bot message as the simulator recorded it: its text now and every edit it had, with the time of each (ms). */
 export interface ShownMessage extends SentTelegramMessage {
   edits?: { text: string; editedAt: number }[];
+  /** Its buttons (an approval question's), until an edit removes them. */
+  reply_markup?: unknown;
 }
 
 export async function sentTo(system: TestSystem, chatId: number): Promise<ShownMessage[]> {
@@ -237,6 +239,8 @@ export interface ChatSnapshot {
   /** The conversation's own state (docs/restarts.md): 'active' or 'suspended', and its restart counter. */
   status?: string;
   restartCount?: number;
+  /** The conversation's runtime setting: 'codex' for a Codex conversation (null: the worker's AGENT_RUNTIME, openai in the scenarios). */
+  runtime?: string | null;
   /** The restart counter read while idle before the closing message (Postgres' clock), for check (l). */
   idleRestartCount?: { restartCount: number; at: Date };
   /**
@@ -255,8 +259,8 @@ export interface ChatSnapshot {
 /** What Postgres holds for one chat. */
 export async function loadChat(system: TestSystem, chatId: number): Promise<ChatSnapshot> {
   const { sql } = system;
-  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null; status: string; restart_count: number }[]>`
-    select c.id::int as id, c.busy_mode, s.recovery_ack_key, c.status, c.restart_count
+  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null; status: string; restart_count: number; runtime: string | null }[]>`
+    select c.id::int as id, c.busy_mode, s.recovery_ack_key, c.status, c.restart_count, c.runtime
     from conversations c left join sessions s on s.id = c.current_session_id
     where c.chat_id = ${String(chatId)}`;
   if (!conversation) throw new Error(`no conversation for chat ${chatId}`);
@@ -282,6 +286,7 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
     recoveryAckKey: conversation.recovery_ack_key,
     status: conversation.status,
     restartCount: conversation.restart_count,
+    runtime: conversation.runtime,
     messages: withoutCompressionCopies(messages),
     events,
     turns,

@@ -1,4 +1,5 @@
 import { busyInputModes, type BusyInputModeName } from '@switchboard/core';
+import { codexShare, describeRunAction, generateCodexScript, type ApprovalIntent } from './turn-codex-random.ts';
 import { chatPrefix, lastUserText, type ModelRequest } from './turn-helpers.ts';
 
 /** mulberry32: a tiny seeded PRNG, so a failing interleaving's script can be replayed with SEED=<n>. */
@@ -58,7 +59,9 @@ export type ScenarioAction =
   | { kind: 'long'; text: string; gapMs: number }
   | { kind: 'stop'; text: '/stop'; gapMs: number }
   /** Not a message: the conversation's lease key is deleted, as a Redis failover loses it. */
-  | { kind: 'lease'; text: ''; gapMs: number };
+  | { kind: 'lease'; text: ''; gapMs: number }
+  /** Codex only (turn-codex-random.ts): a message whose turn asks to run `command`, and how the user meets the question. */
+  | { kind: 'run'; text: string; command: string; answer: ApprovalIntent; via: 'text' | 'button'; answerGapMs: number; gapMs: number };
 
 export interface ConversationScript {
   index: number;
@@ -68,6 +71,8 @@ export interface ConversationScript {
   actions: ScenarioAction[];
   /** The summariser takes this long for this chat (0: at once), so an interrupt can land while the summary is written. */
   summaryDelayMs: number;
+  /** 'codex': switched to the Codex runtime before its first message (turn-codex-random.ts); else the default, openai. */
+  runtime?: 'codex';
 }
 
 /** Marker of a slow-stream message; one script rule answers every text containing it. */
@@ -93,9 +98,13 @@ const longFiller = 'the quick brown fox jumps over the lazy dog '.repeat(14 * 6)
  * deleted while it runs, then more input that wakes a new holder. Every text
  * starts with the chat's `c<N>:` prefix and is unique, so the sim's global
  * records can be told apart per conversation and a wait rule fits one
- * message only.
+ * message only. About one conversation in five is a Codex one instead
+ * (generateCodexScript, turn-codex-random.ts), unless TURN_CODEX=off.
  */
 export function generateScript(random: Random, index: number, chatId: number): ConversationScript {
+  // Drawn only when Codex conversations are on, so TURN_CODEX=off replays a seed's scripts of before.
+  const share = codexShare();
+  if (share > 0 && random.float() < share) return generateCodexScript(random, index, chatId);
   const mode = random.pick(['default', ...busyInputModes] as const);
   const count = random.int(2, 6);
   const prefix = chatPrefix(chatId);
@@ -168,9 +177,9 @@ export function losesLease(script: ConversationScript): boolean {
 
 /** One line per conversation, to paste into a failure message. */
 export function describeScript(script: ConversationScript): string {
-  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind === 'lease' ? 'LEASE-LOST' : a.kind}`);
+  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind === 'lease' ? 'LEASE-LOST' : a.kind === 'run' ? describeRunAction(a) : a.kind}`);
   const summary = script.summaryDelayMs > 0 ? ` summary=${script.summaryDelayMs}ms` : '';
-  return `chat ${script.chatId} mode=${script.mode}${summary}: ${steps.join(', ')}`;
+  return `chat ${script.chatId}${script.runtime === 'codex' ? ' codex' : ''} mode=${script.mode}${summary}: ${steps.join(', ')}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,17 +10,20 @@ import { createFakeThreadStore } from './fake-codex-threads.ts';
  * The fake app-server's process: stdin/stdout, FAKE_CODEX_STATE_DIR (threads
  * that outlive the process; default a dir under the system tmp dir) and
  * FAKE_CODEX_LOG (every message received, one JSON line each, with this
- * process's pid); FAKE_CODEX_SILENT_INIT=1 never answers `initialize` (a
+ * process's pid, an id of its own that stays unique where pids are not (a
+ * child in its own pid namespace), the time it arrived, and for an answer the
+ * request it answers); FAKE_CODEX_SILENT_INIT=1 never answers `initialize` (a
  * child stuck in its handshake). Run it through apps/sim/bin/fake-codex-app-server.mjs.
  */
 const stateDir = process.env.FAKE_CODEX_STATE_DIR || join(tmpdir(), 'switchboard-fake-codex-state');
 const logFile = process.env.FAKE_CODEX_LOG;
+const processId = randomUUID();
 
 const server = createFakeCodexServer(
   {
     write: (line) => process.stdout.write(`${line}\n`),
-    record: (message) => {
-      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, received: message })}\n`);
+    record: (message, answering) => {
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, proc: processId, at: Date.now(), received: message, ...(answering ? { answering } : {}) })}\n`);
     },
     exit: (code) => process.exit(code),
   },

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFakeCodexServer } from './fake-codex-server.ts';
+import { createFakeCodexServer, type AnsweredRequest } from './fake-codex-server.ts';
 import { createFakeThreadStore } from './fake-codex-threads.ts';
 
 const dirs: string[] = [];
@@ -13,12 +13,17 @@ afterEach(() => {
 function startFake(stateDir = mkdtempSync(join(tmpdir(), 'fake-codex-'))) {
   dirs.push(stateDir);
   const written: Record<string, unknown>[] = [];
+  const recorded: { message: unknown; answering?: AnsweredRequest }[] = [];
   const server = createFakeCodexServer(
-    { write: (line) => written.push(JSON.parse(line) as Record<string, unknown>), record: () => {}, exit: () => {} },
+    {
+      write: (line) => written.push(JSON.parse(line) as Record<string, unknown>),
+      record: (message, answering) => recorded.push({ message, ...(answering ? { answering } : {}) }),
+      exit: () => {},
+    },
     createFakeThreadStore(stateDir),
   );
   const send = (message: object | string) => server.receive(typeof message === 'string' ? message : JSON.stringify(message));
-  return { written, send, stateDir };
+  return { written, recorded, send, stateDir };
 }
 
 describe('the fake app-server', () => {
@@ -71,5 +76,20 @@ describe('the fake app-server', () => {
       expect.objectContaining({ type: 'userMessage', content: [{ type: 'text', text: 'show-instructions' }] }),
       expect.objectContaining({ type: 'agentMessage', text: 'codex: instructions: a note' }),
     ]);
+  });
+
+  it('logs an answer to its approval request with the request it answers, so a reader knows which command a decision was for', async () => {
+    const { written, recorded, send } = startFake();
+    send({ id: 1, method: 'initialize', params: {} });
+    send({ id: 2, method: 'thread/start', params: { cwd: '/w' } });
+    const threadId = (written[1]?.result as { thread: { id: string } }).thread.id;
+    send({ id: 3, method: 'turn/start', params: { threadId, input: [{ type: 'text', text: 'c1: please\nrun: make it' }] } });
+    await expect.poll(() => written.find((message) => message.method === 'item/commandExecution/requestApproval')).toBeDefined();
+    const asked = written.find((message) => message.method === 'item/commandExecution/requestApproval') as { id: number };
+    send({ id: asked.id, result: { decision: 'accept' } });
+    await expect.poll(() => written.some((message) => message.method === 'turn/completed')).toBe(true);
+
+    expect(recorded.at(-1)).toEqual({ message: { id: asked.id, result: { decision: 'accept' } }, answering: { method: 'item/commandExecution/requestApproval', command: 'make it', itemId: expect.any(String) } });
+    expect(recorded.slice(0, -1).every((entry) => entry.answering === undefined)).toBe(true);
   });
 });

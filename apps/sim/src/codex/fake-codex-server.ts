@@ -10,12 +10,25 @@ import type { FakeThreadStore } from './fake-codex-threads.ts';
 export interface FakeCodexIo {
   /** Writes one line to stdout. */
   write(line: string): void;
-  /** Every message received, for FAKE_CODEX_LOG. */
-  record(message: unknown): void;
+  /**
+   * Every message received, for FAKE_CODEX_LOG. An answer to one of our own
+   * requests comes with `answering`: that request's method and what it asked
+   * about (the command, the item), so a log reader can tell which question a
+   * decision answers (the answer itself carries only the request's id).
+   */
+  record(message: unknown, answering?: AnsweredRequest): void;
   exit(code: number): void;
 }
 
 type Id = string | number;
+
+/** What one of our requests to the client was about, logged beside the client's answer. */
+export interface AnsweredRequest {
+  method: string;
+  command?: unknown;
+  itemId?: unknown;
+}
+
 interface Incoming {
   id?: Id | null;
   method?: unknown;
@@ -59,7 +72,7 @@ interface FakeServer {
   initialized: boolean;
   nextServerId: number;
   /** Our own requests to the client, by id as a string, until it answers. */
-  readonly awaitingClient: Map<string, (answer: ClientAnswer) => void>;
+  readonly awaitingClient: Map<string, { resolve: (answer: ClientAnswer) => void; about: AnsweredRequest }>;
   readonly loaded: Map<string, LoadedThread>;
   /** The running turn of each thread. */
   readonly active: Map<string, ActiveTurn>;
@@ -101,16 +114,17 @@ function receiveLine(fake: FakeServer, line: string): void {
     fake.io.record({ unparsable: line });
     return send(fake, { id: null, error: { code: codes.parseError, message: 'Parse error' } });
   }
-  fake.io.record(message);
-  if (typeof message !== 'object' || message === null) return;
+  const isObject = typeof message === 'object' && message !== null;
+  const hasId = isObject && message.id !== undefined && message.id !== null;
+  const awaited = hasId && typeof message.method !== 'string' ? fake.awaitingClient.get(String(message.id)) : undefined;
+  fake.io.record(message, awaited?.about);
+  if (!isObject) return;
   const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
-  const hasId = message.id !== undefined && message.id !== null;
   if (typeof message.method === 'string' && hasId) return answerRequest(fake, message.id as Id, message.method, params);
   if (typeof message.method === 'string') return; // notifications (`initialized`) need no answer
-  if (hasId) {
-    const resolve = fake.awaitingClient.get(String(message.id));
+  if (awaited) {
     fake.awaitingClient.delete(String(message.id));
-    resolve?.({ result: message.result, ...(message.error ? { error: message.error } : {}) });
+    awaited.resolve({ result: message.result, ...(message.error ? { error: message.error } : {}) });
   }
 }
 
@@ -237,7 +251,8 @@ function finishTurn(fake: FakeServer, threadId: string, turnId: string, end: Fak
 /** A request to the client: its answer, or 'aborted' as soon as the turn is interrupted. */
 function requestClient(fake: FakeServer, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ClientAnswer | 'aborted'> {
   const id = fake.nextServerId++;
-  const answered = new Promise<ClientAnswer>((resolve) => fake.awaitingClient.set(String(id), resolve));
+  const about = { method, command: params.command, itemId: params.itemId ?? params.callId };
+  const answered = new Promise<ClientAnswer>((resolve) => fake.awaitingClient.set(String(id), { resolve, about }));
   send(fake, { id, method, params });
   const aborted = new Promise<'aborted'>((resolve) => {
     if (signal.aborted) resolve('aborted');

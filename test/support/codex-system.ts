@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@switchboard/harness';
@@ -9,9 +9,15 @@ import { waitForCondition } from './turn-helpers.ts';
 
 export const fakeCodexCommand = `"${process.execPath}" "${join(repoRoot, 'apps/sim/bin/fake-codex-app-server.mjs')}"`;
 
+/** What the fake reads besides node: its own sources, tsx (and its dependencies) and the tsconfig its sources extend. */
+export const fakeCodexReadPaths = ['apps/sim', 'node_modules', 'tsconfig.base.json'].map((path) => join(repoRoot, path));
+
 /** One line of the fake's log: a request or notification we sent, or our answer to its own request. */
 export interface Logged {
+  /** The fake's pid as it sees it: in the Codex sandbox (its own pid namespace) the same for every fake, so use `instance`. */
   pid: number;
+  /** Which fake process: one id per process (`isFakeRunning` finds it by its title). */
+  instance: string;
   received: {
     id?: number | string;
     method?: string;
@@ -24,15 +30,21 @@ export interface Logged {
 /** A throwaway dir for the fake's threads, its log, the workspaces and the conversations' homes; the env that points a worker at them. */
 export function codexSetup(extra: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
-  const logFile = join(dir, 'fake-codex.jsonl');
+  const [stateDir, logDir] = [join(dir, 'state'), join(dir, 'log')];
+  for (const made of [stateDir, logDir]) mkdirSync(made);
+  const logFile = join(logDir, 'fake-codex.jsonl');
   const workerEnv = {
     AGENT_RUNTIME: 'codex',
     CODEX_COMMAND: fakeCodexCommand,
     CODEX_WORKSPACES: join(dir, 'workspaces'),
     CODEX_HOMES: join(dir, 'homes'),
+    // The fake runs in the Codex sandbox like a real child (docs/codex.md, "How a child is confined"): it reads its
+    // sources and tsx from the repository, and writes its threads and its log, shared by every fake of the test.
+    CODEX_SANDBOX_READ_PATHS: fakeCodexReadPaths.join(','),
+    CODEX_SANDBOX_WRITE_PATHS: `${stateDir},${logDir}`,
     // A child gets only its allow-list (docs/codex.md, "What a child gets"): the fake's own settings are passed on by name.
     CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG',
-    FAKE_CODEX_STATE_DIR: join(dir, 'state'),
+    FAKE_CODEX_STATE_DIR: stateDir,
     FAKE_CODEX_LOG: logFile,
     DRAIN_TIMEOUT_MS: '300',
     HEARTBEAT_INTERVAL_MS: '200',
@@ -62,7 +74,20 @@ export async function waitForTurnStart(setup: CodexSetup, text: string): Promise
   return turnStartsFor(setup, text)[0] as Logged;
 }
 
-/** The decisions we sent the fake (the child with this pid) in answer to its approval requests, in order. */
-export function decisionsSent(setup: CodexSetup, pid: number): string[] {
-  return setup.readLog().flatMap((m) => (m.pid === pid && typeof m.received.result?.decision === 'string' ? [m.received.result.decision] : []));
+/** The decisions we sent the fake (this `instance`) in answer to its approval requests, in order. */
+export function decisionsSent(setup: CodexSetup, instance: string): string[] {
+  return setup.readLog().flatMap((m) => (m.instance === instance && typeof m.received.result?.decision === 'string' ? [m.received.result.decision] : []));
+}
+
+/** Whether the fake process `instance` still runs: its title (`fake-codex <instance>`) is in some process's command line, seen from outside any sandbox. */
+export function isFakeRunning(instance: string): boolean {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .some((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`fake-codex ${instance}`);
+      } catch {
+        return false;
+      }
+    });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,13 @@ import { createFakeThreadStore } from './fake-codex-threads.ts';
  * process's pid); FAKE_CODEX_SILENT_INIT=1 never answers `initialize` (a
  * child stuck in its handshake). Run it through apps/sim/bin/fake-codex-app-server.mjs.
  */
+/**
+ * This process among all the fakes of a run. Its pid does not tell: in a
+ * Codex sandbox (its own pid namespace) every fake is pid 2. Also put in its
+ * title, so a test can see from outside whether it still runs (`isFakeRunning`).
+ */
+const instance = randomUUID();
+process.title = `fake-codex ${instance}`;
 const stateDir = process.env.FAKE_CODEX_STATE_DIR || join(tmpdir(), 'switchboard-fake-codex-state');
 const logFile = process.env.FAKE_CODEX_LOG;
 
@@ -19,7 +27,7 @@ const server = createFakeCodexServer(
   {
     write: (line) => process.stdout.write(`${line}\n`),
     record: (message) => {
-      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, received: message })}\n`);
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, instance, received: message })}\n`);
     },
     exit: (code) => process.exit(code),
   },

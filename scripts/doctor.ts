@@ -1,12 +1,12 @@
 /**
  * `npm run doctor`: is this environment ready to run Switchboard? Checks the
  * configuration (every bad variable at once), Postgres, migrations, Redis, the
- * model endpoint, the Codex runtime's command and workspaces, each configured platform's credentials against its API and
+ * model endpoint, the Codex runtime's command, workspaces and sandbox, each configured platform's credentials against its API and
  * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
 import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
-import { checkCodex } from './lib/doctor-codex.ts';
+import { checkCodex, checkCodexConfinement } from './lib/doctor-codex.ts';
 
 const marks: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
@@ -30,6 +30,7 @@ async function main(): Promise<number> {
   report(await checkRedis(env));
   report(await checkModel(env));
   report(await checkCodex(env));
+  report(await checkCodexConfinement(env));
   report((await Promise.all([checkTelegram(env), checkSlack(env), checkDiscord(env)])).flat());
   const failed = results.filter((result) => result.status === 'fail').length;
   const warned = results.filter((result) => result.status === 'warn').length;

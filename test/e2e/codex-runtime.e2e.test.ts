@@ -44,7 +44,7 @@ describe('the Codex runtime through a worker process', () => {
     expect((await system.waitForTelegram(4101, 1)).map((m) => m.text)).toEqual(['codex: hello codex']);
     const threadId = await threadOfChat(system, 4101);
     expect(threadId).toBeTruthy();
-    const firstPid = (await waitForTurnStart(setup, 'hello codex')).pid;
+    const firstChild = (await waitForTurnStart(setup, 'hello codex')).instance;
 
     // A graceful restart: the worker closes its children; the next worker's child resumes the thread kept on the session.
     const [worker] = liveWorkers(system);
@@ -54,7 +54,7 @@ describe('the Codex runtime through a worker process', () => {
     expect((await system.waitForTelegram(4101, 2)).map((m) => m.text)).toEqual(['codex: hello codex', 'codex: after the restart']);
     const resumed = setup.readLog().filter((m) => m.received.method === 'thread/resume');
     expect(resumed.map((m) => m.received.params?.threadId)).toContain(threadId);
-    expect((await waitForTurnStart(setup, 'after the restart')).pid).not.toBe(firstPid);
+    expect((await waitForTurnStart(setup, 'after the restart')).instance).not.toBe(firstChild);
     expect(await threadOfChat(system, 4101)).toBe(threadId);
   });
 
@@ -65,11 +65,11 @@ describe('the Codex runtime through a worker process', () => {
     await system.sendTelegram({ chatId: 4102, text: 'die' });
     expect((await system.waitForTelegram(4102, 2)).map((m) => m.text)).toEqual(['codex: warm up', crashedNotice]);
     expect((await conversationOf(system, 4102))?.runtime_crash_streak).toBe(1);
-    const diedPid = (await waitForTurnStart(setup, 'die')).pid;
+    const diedChild = (await waitForTurnStart(setup, 'die')).instance;
 
     await system.sendTelegram({ chatId: 4102, text: 'still there?' });
     expect((await system.waitForTelegram(4102, 3)).at(-1)?.text).toBe('codex: still there?');
-    expect((await waitForTurnStart(setup, 'still there?')).pid).not.toBe(diedPid);
+    expect((await waitForTurnStart(setup, 'still there?')).instance).not.toBe(diedChild);
     expect(liveWorkers(system).map((w) => w.child.pid)).toEqual(workersBefore);
     // A completed turn clears the streak.
     expect((await conversationOf(system, 4102))?.runtime_crash_streak).toBe(0);
@@ -139,7 +139,7 @@ describe('the resume note on the Codex runtime, through a worker process', () =>
     expect(starts).toHaveLength(2);
     for (const start of starts) expect(start.received.params?.input).toEqual([{ type: 'text', text: 'slow: w' }]);
     // The resumed turn's child loaded the thread with the note in its developer instructions.
-    const resumes = setup.readLog().filter((m) => m.received.method === 'thread/resume' && m.pid === starts[1]?.pid);
+    const resumes = setup.readLog().filter((m) => m.received.method === 'thread/resume' && m.instance === starts[1]?.instance);
     expect(resumes).toHaveLength(1);
     expect(String(resumes[0]?.received.params?.developerInstructions)).toContain(resumeNotePrefix);
     expect(JSON.stringify(setup.readLog().filter((m) => m.received.method === 'turn/start'))).not.toContain('Note from the chat gateway');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexSetup, turnStartsFor, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
+import { codexSetup, isFakeRunning, turnStartsFor, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
 import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
@@ -12,15 +12,6 @@ import { waitForCondition } from '../support/turn-helpers.ts';
 // so the next turn's child must resume the thread.
 
 const crashedNotice = 'The agent process stopped unexpectedly. Please send your message again.';
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('a stop while Codex has not answered yet, through a worker process', () => {
   let system: TestSystem;
@@ -46,8 +37,8 @@ describe('a stop while Codex has not answered yet, through a worker process', ()
   async function threadWithSlowResume(chatId: number, delayMs: number): Promise<void> {
     await system.sendTelegram({ chatId, text: `delay-resume: ${delayMs}` });
     await system.waitForTelegram(chatId, 1);
-    const { pid } = await waitForTurnStart(setup, `delay-resume: ${delayMs}`);
-    await waitForCondition('the idle child to be closed', async () => !isRunning(pid), 20_000);
+    const { instance } = await waitForTurnStart(setup, `delay-resume: ${delayMs}`);
+    await waitForCondition('the idle child to be closed', async () => !isFakeRunning(instance), 20_000);
   }
 
   it('/stop while thread/resume is never answered: "Stopped.", no crash counted, no turn/start', async () => {

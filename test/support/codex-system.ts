@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,22 +11,29 @@ import { waitForCondition } from './turn-helpers.ts';
 export const fakeCodexCommand = `"${process.execPath}" "${join(repoRoot, 'apps/sim/bin/fake-codex-app-server.mjs')}"`;
 
 /**
- * The fake as one plain JavaScript file, built into `dir`, and the command
+ * The fake as one plain JavaScript file, built into `dir/bin` (readable in the
+ * Codex sandbox: codexSetup lists it in CODEX_SANDBOX_READ_PATHS), and the command
  * that runs it: a child then starts without tsx's loader and its esbuild
  * service, about 0.15 s of CPU instead of 0.6 s (measured on the two-core
  * machine), which counts where a test starts dozens of children while
  * workers restart (the randomized scenarios, turn-scenarios.e2e.test.ts).
  */
 export async function bundleFakeCodex(dir: string): Promise<string> {
-  const outfile = join(dir, 'fake-codex-app-server.mjs');
+  const outfile = join(dir, 'bin', 'fake-codex-app-server.mjs');
   await build({ entryPoints: [join(repoRoot, 'apps/sim/src/codex/fake-codex-main.ts')], bundle: true, platform: 'node', format: 'esm', outfile, logLevel: 'silent' });
   return `"${process.execPath}" "${outfile}"`;
 }
 
+/** What the fake reads besides node: its own sources, tsx (and its dependencies) and the tsconfig its sources extend. */
+export const fakeCodexReadPaths = ['apps/sim', 'node_modules', 'tsconfig.base.json'].map((path) => join(repoRoot, path));
+
 /** One line of the fake's log: a request or notification we sent, or our answer to its own request. */
 export interface Logged {
+  /** The fake's pid as it sees it: in the Codex sandbox (its own pid namespace) the same for every fake, so use `instance`. */
   pid: number;
-  /** The fake process's own id: unique where pids may not be (a child in a pid namespace of its own). */
+  /** Which fake process: one id per process (`isFakeRunning` finds it by its title). */
+  instance: string;
+  /** The same id, by the name the scenario checks read. */
   proc?: string;
   /** When the fake read it (ms, its clock: the host's). */
   at?: number;
@@ -50,14 +57,20 @@ export interface Logged {
  */
 export function codexSetup(extra: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
-  const logFile = join(dir, 'fake-codex.jsonl');
+  const [stateDir, logDir, binDir] = [join(dir, 'state'), join(dir, 'log'), join(dir, 'bin')];
+  for (const made of [stateDir, logDir, binDir]) mkdirSync(made);
+  const logFile = join(logDir, 'fake-codex.jsonl');
   const codexEnv = {
     CODEX_COMMAND: fakeCodexCommand,
     CODEX_WORKSPACES: join(dir, 'workspaces'),
     CODEX_HOMES: join(dir, 'homes'),
+    // The fake runs in the Codex sandbox like a real child (docs/codex.md, "How a child is confined"): it reads its
+    // sources and tsx from the repository, and writes its threads and its log, shared by every fake of the test.
+    CODEX_SANDBOX_READ_PATHS: [...fakeCodexReadPaths, binDir].join(','),
+    CODEX_SANDBOX_WRITE_PATHS: `${stateDir},${logDir}`,
     // A child gets only its allow-list (docs/codex.md, "What a child gets"): the fake's own settings are passed on by name.
     CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG',
-    FAKE_CODEX_STATE_DIR: join(dir, 'state'),
+    FAKE_CODEX_STATE_DIR: stateDir,
     FAKE_CODEX_LOG: logFile,
   };
   const workerEnv = {
@@ -100,7 +113,20 @@ export async function waitForTurnStart(setup: CodexSetup, text: string): Promise
   return turnStartsFor(setup, text)[0] as Logged;
 }
 
-/** The decisions we sent the fake (the child with this pid) in answer to its approval requests, in order. */
-export function decisionsSent(setup: CodexSetup, pid: number): string[] {
-  return setup.readLog().flatMap((m) => (m.pid === pid && typeof m.received.result?.decision === 'string' ? [m.received.result.decision] : []));
+/** The decisions we sent the fake (this `instance`) in answer to its approval requests, in order. */
+export function decisionsSent(setup: CodexSetup, instance: string): string[] {
+  return setup.readLog().flatMap((m) => (m.instance === instance && typeof m.received.result?.decision === 'string' ? [m.received.result.decision] : []));
+}
+
+/** Whether the fake process `instance` still runs: its title (`fake-codex <instance>`) is in some process's command line, seen from outside any sandbox. */
+export function isFakeRunning(instance: string): boolean {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .some((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`fake-codex ${instance}`);
+      } catch {
+        return false;
+      }
+    });
 }

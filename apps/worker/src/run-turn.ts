@@ -22,7 +22,7 @@ import { startReplyStream, streamingSender, type ReplyStream, type StreamResult 
 import { failTurnUnexpectedly } from './fail-turn.ts';
 import { suspendLoops } from './restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
-import { createTurnAskUser, turnTimeoutOf } from './turn-runtime.ts';
+import { createTurnAskUser, logRefusedRuntime, turnTimeoutOf } from './turn-runtime.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
 import type { WorkerContext } from './worker-context.ts';
 
@@ -184,14 +184,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
     // Every file of the input was refused or failed: its short replies are the answer, the model is not asked.
     if (forModel.length === 0) return { entries: [], status: 'completed', replyText: null };
     const choice = await ctx.runtimes.runtimeFor(conversation);
-    if (choice.kind === 'model_not_configured') {
-      log.error({ code: 'MODEL_NOT_CONFIGURED', model: choice.model }, 'the conversation\'s chosen model is not MODEL_NAME nor in MODEL_FALLBACKS; the turn fails with a notice');
-      return { entries: [], status: 'failed', error: 'MODEL_NOT_CONFIGURED', replyText: notices.failed };
-    }
-    if (choice.kind !== 'ready') {
-      log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
-      return { entries: [], status: 'failed', error: 'WORKSPACE_REFUSED', replyText: notices.failed };
-    }
+    if (choice.kind !== 'ready') return { entries: [], status: 'failed', error: logRefusedRuntime(choice, log), replyText: notices.failed };
     const threadId = session.runtimeThreadId;
     const result = await choice.runtime.runTurn({
       instructions: ctx.config.SYSTEM_PROMPT,

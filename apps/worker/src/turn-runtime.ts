@@ -6,6 +6,7 @@ import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
 import { createCodexChildEnv } from './codex-home.ts';
+import { checkCodexConfinement, confineChildEnv, type CodexConfinement } from './codex-sandbox.ts';
 
 /**
  * Which runtime runs a conversation's turn (docs/codex.md): its own setting
@@ -28,6 +29,8 @@ export interface TurnRuntimes {
 export type RuntimeChoice =
   | { kind: 'ready'; name: AgentRuntimeName; runtime: AgentRuntime }
   | { kind: 'workspace_refused'; path: string; reason: string }
+  /** CODEX_SANDBOX=bwrap and bubblewrap cannot run here: no Codex child is started (docs/codex.md, "How a child is confined"). */
+  | { kind: 'sandbox_unavailable'; reason: string }
   /** The chosen model is not one the worker is configured with (MODEL_NAME or MODEL_FALLBACKS): the turn fails with a notice. */
   | { kind: 'model_not_configured'; model: string };
 
@@ -42,6 +45,9 @@ type RuntimeConfig = Pick<
   | 'CODEX_MAX_CHILDREN'
   | 'CODEX_MAX_CHILDREN_PER_USER'
   | 'CODEX_ALLOW_FULL_ACCESS'
+  | 'CODEX_SANDBOX'
+  | 'CODEX_SANDBOX_READ_PATHS'
+  | 'CODEX_SANDBOX_WRITE_PATHS'
   | 'TURN_TIMEOUT_MS'
   | 'CODEX_TURN_TIMEOUT_MS'
 >;
@@ -58,15 +64,18 @@ export function turnTimeoutOf(config: RuntimeConfig, conversation: Pick<Conversa
 
 export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntime, log: Logger): TurnRuntimes {
   let pool: CodexPool | undefined;
+  // Checked once, as the worker starts, so a missing bubblewrap is said at start and not at a user's first Codex turn.
+  const confinement = checkCodexConfinement(config, log.child({ runtime: 'codex' })).catch(
+    (err: unknown): CodexConfinement => ({ kind: 'unavailable', reason: `the bubblewrap check failed: ${err instanceof Error ? err.message : String(err)}` }),
+  );
   const codexPool = (): CodexPool => {
-    // Each child gets its conversation's own directories and an allow-listed environment, never the worker's (docs/codex.md, "What a child gets").
     pool ??= createCodexPool({
       command: config.CODEX_COMMAND,
       idleMs: config.CODEX_IDLE_MS,
       maxChildren: config.CODEX_MAX_CHILDREN,
       maxChildrenPerUser: config.CODEX_MAX_CHILDREN_PER_USER,
       logger: log.child({ runtime: 'codex' }),
-      childEnv: createCodexChildEnv({ homesRoot: config.CODEX_HOMES, passthrough: config.CODEX_ENV_PASSTHROUGH, source: process.env }),
+      childEnv: codexChildEnv(config, confinement),
     });
     return pool;
   };
@@ -77,6 +86,8 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntim
         const chosen = openai.withModel(conversation.model === null ? null : { model: conversation.model, fallback: conversation.modelFallback });
         return chosen.kind === 'ready' ? { kind: 'ready', name, runtime: chosen.runtime } : { kind: 'model_not_configured', model: chosen.model };
       }
+      const confined = await confinement;
+      if (confined.kind === 'unavailable') return { kind: 'sandbox_unavailable', reason: confined.reason };
       const workspace = await ensureWorkspace(config.CODEX_WORKSPACES, conversation.id);
       if (workspace.kind !== 'ready') return workspace;
       const profile = resolvePermissionProfile(conversation.permissionProfile, config.CODEX_ALLOW_FULL_ACCESS);
@@ -89,6 +100,35 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntim
       await closing?.close();
     },
   };
+}
+
+/**
+ * Each child gets its conversation's own directories and an allow-listed
+ * environment, never the worker's (docs/codex.md, "What a child gets"), and
+ * runs in a sandbox that shows it nothing else of the machine ("How a child
+ * is confined").
+ */
+function codexChildEnv(config: RuntimeConfig, confinement: Promise<CodexConfinement>) {
+  const prepare = createCodexChildEnv({ homesRoot: config.CODEX_HOMES, passthrough: config.CODEX_ENV_PASSTHROUGH, source: process.env });
+  const workspaceOf = async (id: number) => {
+    const workspace = await ensureWorkspace(config.CODEX_WORKSPACES, id);
+    return workspace.kind === 'ready' ? workspace.path : undefined;
+  };
+  return confineChildEnv(prepare, confinement, workspaceOf);
+}
+
+/** A turn whose runtime cannot run logs why (one line) and fails with a notice; the code it fails with (turns.error). Never a crash: nothing is counted. */
+export function logRefusedRuntime(choice: Exclude<RuntimeChoice, { kind: 'ready' }>, log: Logger): string {
+  if (choice.kind === 'model_not_configured') {
+    log.error({ code: 'MODEL_NOT_CONFIGURED', model: choice.model }, "the conversation's chosen model is not MODEL_NAME nor in MODEL_FALLBACKS; the turn fails with a notice");
+    return 'MODEL_NOT_CONFIGURED';
+  }
+  if (choice.kind === 'sandbox_unavailable') {
+    log.error({ code: 'CODEX_SANDBOX_UNAVAILABLE', reason: choice.reason }, 'codex turn refused: CODEX_SANDBOX=bwrap and bubblewrap cannot run here (see the worker\'s start); the turn fails with a notice');
+    return 'CODEX_SANDBOX_UNAVAILABLE';
+  }
+  log.error({ workspace: choice.path, reason: choice.reason }, 'codex workspace refused (outside CODEX_WORKSPACES, or no valid root); the turn fails with a notice');
+  return 'WORKSPACE_REFUSED';
 }
 
 /**

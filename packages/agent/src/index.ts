@@ -25,3 +25,4 @@ export { createCodexPool } from './codex/codex-pool.ts';
 export { splitCommandLine } from './codex/split-command.ts';
 export type { ChildEnvOutcome, CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';
 export { buildCodexChildEnv, readProviderKeyName } from './codex/codex-child-env.ts';
+export { checkCodexSandbox, findExecutable, wrapCodexCommand, type CodexSandboxSettings, type SandboxCheck, type SandboxedDirs } from './codex/codex-sandbox.ts';

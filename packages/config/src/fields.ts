@@ -153,6 +153,12 @@ export const directory = (fallback: string) =>
     .default(fallback)
     .transform((value) => resolve(value));
 
+/** Comma-separated paths (directories or files), each resolved to an absolute path against the working directory at start (as `directory`). */
+export const pathList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((path) => path.trim()).filter(Boolean).map((path) => resolve(path)));
+
 /** Comma-separated user keys as turns and approvals name users: `platform:account:user` (e.g. `telegram:123456:42`). */
 export const userKeyList = z
   .string()

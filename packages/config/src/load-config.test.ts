@@ -97,6 +97,9 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
       CODEX_WORKSPACES: resolve(process.cwd(), '.codex-workspaces'),
       CODEX_HOMES: resolve(process.cwd(), '.codex-homes'),
       CODEX_ENV_PASSTHROUGH: [],
+      CODEX_SANDBOX: 'bwrap',
+      CODEX_SANDBOX_READ_PATHS: [],
+      CODEX_SANDBOX_WRITE_PATHS: [],
     });
     expect(parseConfig(gatewayEnvSchema, {}).CODEX_ALLOW_FULL_ACCESS).toBe(false);
   });
@@ -112,8 +115,14 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
       CODEX_ALLOW_FULL_ACCESS: 'on',
       CODEX_HOMES: '/srv/codex-homes',
       CODEX_ENV_PASSTHROUGH: ' HTTPS_PROXY, SSL_CERT_FILE ',
+      CODEX_SANDBOX: 'off',
+      CODEX_SANDBOX_READ_PATHS: ' /opt/codex , relative/tools',
+      CODEX_SANDBOX_WRITE_PATHS: '/var/cache/codex',
     });
     expect(config).toMatchObject({
+      CODEX_SANDBOX: 'off',
+      CODEX_SANDBOX_READ_PATHS: ['/opt/codex', resolve(process.cwd(), 'relative/tools')],
+      CODEX_SANDBOX_WRITE_PATHS: ['/var/cache/codex'],
       CODEX_HOMES: '/srv/codex-homes',
       CODEX_ENV_PASSTHROUGH: ['HTTPS_PROXY', 'SSL_CERT_FILE'],
       CODEX_COMMAND: '/opt/codex/bin/codex app-server',
@@ -137,8 +146,16 @@ describe('the Codex runtime settings (docs/codex.md)', () => {
         CODEX_MAX_CHILDREN: '0',
         CODEX_ALLOW_FULL_ACCESS: 'yes',
         CODEX_ENV_PASSTHROUGH: 'HTTPS_PROXY,DATABASE_URL',
+        CODEX_SANDBOX: 'landlock',
       }),
     );
+    expect(error.message).toMatch(/CODEX_SANDBOX must be bwrap or off/);
+    // A path every child shares must not open the roots that keep conversations apart.
+    const roots = { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/homes' };
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...roots, CODEX_SANDBOX_READ_PATHS: '/opt/x,/srv/codex' })).message).toMatch(/CODEX_SANDBOX_READ_PATHS must not lie inside CODEX_WORKSPACES or CODEX_HOMES/);
+    expect(errorOf(() => parseConfig(workerEnvSchema, { ...roots, CODEX_SANDBOX_WRITE_PATHS: '/srv/homes/7' })).message).toMatch(/CODEX_SANDBOX_WRITE_PATHS must not lie inside/);
+    // Containing a root is fine: the sandbox masks the root inside it.
+    expect(parseConfig(workerEnvSchema, { ...roots, CODEX_SANDBOX_READ_PATHS: '/srv' }).CODEX_SANDBOX_READ_PATHS).toEqual(['/srv']);
     expect(errorOf(() => parseConfig(workerEnvSchema, { ...model, CODEX_WORKSPACES: '/srv/codex', CODEX_HOMES: '/srv/codex/homes' })).message).toMatch(
       /CODEX_HOMES must lie outside CODEX_WORKSPACES/,
     );

@@ -6,6 +6,7 @@ import {
   agentRuntime,
   busyInputMode,
   directory,
+  pathList,
   intInRange,
   logLevel,
   nonNegativeInt,
@@ -98,6 +99,12 @@ const codexSettings = {
   CODEX_MAX_CHILDREN_PER_USER: intInRange(2, 1, 256),
   /** Whether an operator may give a conversation the full-access profile (no sandbox); a stored full-access counts only while on. */
   CODEX_ALLOW_FULL_ACCESS: onOff('off'),
+  /** How a child is confined (docs/codex.md, "How a child is confined"): `bwrap` (bubblewrap namespaces, the default) or `off` (an operator's explicit opt-out). */
+  CODEX_SANDBOX: z.enum(['bwrap', 'off'], { errorMap: () => ({ message: 'must be bwrap or off' }) }).default('bwrap'),
+  /** Further paths every sandboxed child may read (beyond the system's and the Codex command's own files). */
+  CODEX_SANDBOX_READ_PATHS: pathList,
+  /** Further paths every sandboxed child may write: shared by all conversations, so for caches and test fixtures only. */
+  CODEX_SANDBOX_WRITE_PATHS: pathList,
 };
 
 const idList = z
@@ -294,6 +301,13 @@ export const workerEnvSchema = z
     // A conversation's HOME and CODEX_HOME (its config and transcripts) must lie outside what workspace-write lets its child write.
     if (overlaps(env.CODEX_HOMES, env.CODEX_WORKSPACES)) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CODEX_HOMES'], message: 'must lie outside CODEX_WORKSPACES (and not contain it)' });
+    }
+    // A path every child shares inside the roots that keep conversations apart would be hidden by the sandbox anyway: say so at start.
+    // (One that contains a root is fine: the sandbox masks the root in it.)
+    for (const name of ['CODEX_SANDBOX_READ_PATHS', 'CODEX_SANDBOX_WRITE_PATHS'] as const) {
+      if (env[name].some((path) => [env.CODEX_WORKSPACES, env.CODEX_HOMES].some((root) => path === root || isInsideDirectory(root, path)))) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'must not lie inside CODEX_WORKSPACES or CODEX_HOMES' });
+      }
     }
     // Compression locks hold pooled connections; half the pool stays free for everything else (docs/compression.md).
     if (env.COMPRESSION_CONCURRENCY * 2 > env.WORKER_DB_POOL_SIZE) {

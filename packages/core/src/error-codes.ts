@@ -70,6 +70,8 @@ export const errorCodes = {
   // The worker and start-up; never in a response body.
   CONVERSATION_BUSY: { family: 'worker', retryable: true },
   ACTION_NEEDS_REACH: { family: 'worker', retryable: false },
+  /** CODEX_SANDBOX=bwrap and bubblewrap is missing or cannot make its namespaces here: the worker starts no Codex child, each Codex turn fails with a notice (docs/codex.md). */
+  CODEX_SANDBOX_UNAVAILABLE: { family: 'worker', retryable: false },
   CONFIG_INVALID: { family: 'config', retryable: false },
   ADMIN_TOKEN_INVALID: { family: 'config', retryable: false },
 } as const satisfies Record<string, ErrorCodeSpec>;

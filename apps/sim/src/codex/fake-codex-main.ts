@@ -15,15 +15,23 @@ import { createFakeThreadStore } from './fake-codex-threads.ts';
  * request it answers); FAKE_CODEX_SILENT_INIT=1 never answers `initialize` (a
  * child stuck in its handshake). Run it through apps/sim/bin/fake-codex-app-server.mjs.
  */
+/**
+ * This process among all the fakes of a run. Its pid does not tell: in a
+ * Codex sandbox (its own pid namespace) every fake is pid 2. Also put in its
+ * title, so a test can see from outside whether it still runs (`isFakeRunning`).
+ */
+const instance = randomUUID();
+process.title = `fake-codex ${instance}`;
 const stateDir = process.env.FAKE_CODEX_STATE_DIR || join(tmpdir(), 'switchboard-fake-codex-state');
 const logFile = process.env.FAKE_CODEX_LOG;
-const processId = randomUUID();
 
 const server = createFakeCodexServer(
   {
     write: (line) => process.stdout.write(`${line}\n`),
     record: (message, answering) => {
-      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, proc: processId, at: Date.now(), received: message, ...(answering ? { answering } : {}) })}\n`);
+      // `proc` repeats `instance` for the scenario checks that read it by that name.
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, instance, proc: instance, at: Date.now(), received: message, ...(answering ? { answering } : {}) })}
+`);
     },
     exit: (code) => process.exit(code),
   },

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -40,9 +41,11 @@ export async function runFakeScript(context: FakeTurnContext, text: string): Pro
   const argument = rest.join(':').trim();
   switch (head) {
     case 'run':
-      return runCommand(context, argument, false);
+      return runCommand(context, argument, {});
     case 'legacy-run':
-      return runCommand(context, argument, true);
+      return runCommand(context, argument, { legacy: true });
+    case 'sh':
+      return runCommand(context, argument, { shell: true });
     case 'edit':
       return editFile(context, argument, false);
     case 'legacy-edit':
@@ -115,7 +118,13 @@ function decisionOf(answer: ClientAnswer): Decision {
   return 'decline';
 }
 
-async function runCommand(context: FakeTurnContext, command: string, legacy: boolean): Promise<FakeTurnEnd> {
+/** `legacy`: asked with the older vocabulary; `shell`: really run with /bin/sh in the thread's cwd, as Codex would. */
+interface RunOptions {
+  legacy?: boolean;
+  shell?: boolean;
+}
+
+async function runCommand(context: FakeTurnContext, command: string, { legacy = false, shell = false }: RunOptions): Promise<FakeTurnEnd> {
   const { threadId, turnId, cwd } = context;
   const item = { type: 'commandExecution', id: itemId(), command, cwd, processId: null, status: 'inProgress', commandActions: [{ type: 'unknown', command }], aggregatedOutput: null, exitCode: null, durationMs: null };
   context.notify('item/started', { threadId, turnId, item, startedAtMs: Date.now() });
@@ -132,10 +141,12 @@ async function runCommand(context: FakeTurnContext, command: string, legacy: boo
   if (decision === 'acceptForSession') context.sessionApproved.add(command);
   const ran = decision === 'accept' || decision === 'acceptForSession';
   // `env` prints this process's environment, as the real command would print the child's: what a chat user can read (issue 30, finding 1).
-  const output = command === 'env' ? renderEnv() : `ran ${command}\n`;
-  const completed = ran ? { ...item, status: 'completed', aggregatedOutput: output, exitCode: 0, durationMs: 1 } : { ...item, status: 'declined' };
+  const { output, exitCode } = !ran ? { output: '', exitCode: 0 } : shell ? await runShell(command, cwd) : { output: command === 'env' ? renderEnv() : `ran ${command}\n`, exitCode: 0 };
+  const status = exitCode === 0 ? 'completed' : 'failed';
+  const completed = ran ? { ...item, status, aggregatedOutput: output, exitCode, durationMs: 1 } : { ...item, status: 'declined' };
   context.notify('item/completed', { threadId, turnId, item: completed, completedAtMs: Date.now() });
   if (decision === 'cancel') return { status: 'interrupted' };
+  if (ran && shell) return say(context, `codex: ran ${command} (exit ${exitCode})\n${output}`);
   if (ran && command === 'env') return say(context, `codex: ran env\n${output}`);
   return say(context, ran ? `codex: ran ${command}` : `codex: ${command} was declined`);
 }
@@ -197,6 +208,16 @@ async function sendUnknowns(context: FakeTurnContext): Promise<FakeTurnEnd> {
   context.notify('item/completed', { threadId, turnId, item: mystery, completedAtMs: Date.now(), brandNewField: 'x' });
   context.notify('thread/tokenUsage/updated', { threadId, turnId, tokenUsage: { total: { totalTokens: 7 } } });
   return say(context, 'codex: unknown things ignored', { phase: 'final', extraField: { nested: true } });
+}
+
+/** The command's output (stdout, then stderr) and exit code, as Codex runs a command: a shell in the thread's cwd, bounded in time. */
+function runShell(command: string, cwd: string): Promise<{ output: string; exitCode: number }> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { cwd, timeout: 10_000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ output: `${stdout}${stderr}`, exitCode });
+    });
+  });
 }
 
 function renderEnv(): string {

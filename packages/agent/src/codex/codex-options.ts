@@ -21,9 +21,11 @@ export interface CodexPoolOptions {
   /**
    * The conversation's child's whole environment, prepared before each spawn
    * (the worker's: its own CODEX_HOME, TMPDIR and allow-list, docs/codex.md
-   * "What a child gets"); a failure fails the turn, never the worker.
+   * "What a child gets"), and the command line it runs, given the pool's
+   * (the worker's wraps it in bubblewrap, "How a child is confined"); a
+   * failure fails the turn, never the worker.
    */
-  childEnv?: (conversationId: number) => Promise<ChildEnvOutcome>;
+  childEnv?: (conversationId: number, argv: readonly string[]) => Promise<ChildEnvOutcome>;
   /** A fixed environment for every child, for tests; with neither, only pickAllowedEnv(process.env). Never process.env itself. */
   env?: Record<string, string | undefined>;
   /** After `turn/interrupt`, how long to wait for `turn/completed` before killing the child (default 5000). */
@@ -32,7 +34,8 @@ export interface CodexPoolOptions {
   overloadRetry?: OverloadRetry;
 }
 
-export type ChildEnvOutcome = { kind: 'ready'; env: Record<string, string | undefined> } | { kind: 'failed'; reason: string };
+/** `argv`, when given, is run instead of the pool's command (the same command inside a sandbox). */
+export type ChildEnvOutcome = { kind: 'ready'; env: Record<string, string | undefined>; argv?: string[] } | { kind: 'failed'; reason: string };
 
 export interface CodexConversationOptions {
   /** Absolute; the caller creates it under CODEX_WORKSPACES. */

@@ -188,7 +188,7 @@ async function acquireChild(pool: PoolState, conversationId: number): Promise<Ac
   if (existing) await discardChild(pool, existing);
   if (!pool.argv) return { failure: failed('RUNTIME_CRASHED', 'CODEX_COMMAND is empty or has an unterminated quote') };
   // Prepared before the cap is checked, so that the check and the insert below stay in one synchronous step.
-  const prepared = await prepareChildEnv(pool, conversationId);
+  const prepared = await prepareChildEnv(pool, conversationId, pool.argv);
   if (prepared.kind === 'failed') {
     pool.logger.error({ conversationId, reason: prepared.reason }, 'codex child environment could not be prepared');
     return { failure: failed('RUNTIME_CRASHED', `the Codex child's environment could not be prepared (${prepared.reason})`) };
@@ -199,7 +199,7 @@ async function acquireChild(pool: PoolState, conversationId: number): Promise<Ac
   if (spawnedMeanwhile?.connection.isOpen) return spawnedMeanwhile;
   const full = makeRoomAtCap(pool);
   if (full) return full;
-  const child = spawnChild(conversationId, pool.argv, { ...pool.options, env: prepared.env }, pool.logger, pool.retry);
+  const child = spawnChild(conversationId, prepared.argv ?? pool.argv, { ...pool.options, env: prepared.env }, pool.logger, pool.retry);
   pool.children.set(conversationId, child);
   // A child that dies between turns leaves the pool at once, so `size` counts live children.
   void child.connection.closed.then(() => {
@@ -208,12 +208,12 @@ async function acquireChild(pool: PoolState, conversationId: number): Promise<Ac
   return child;
 }
 
-/** The child's environment: the caller's per-conversation one, a fixed one (tests), else the bare allow-list; never the worker's. */
-async function prepareChildEnv(pool: PoolState, conversationId: number): Promise<ChildEnvOutcome> {
+/** The child's environment (and command line): the caller's per-conversation one, a fixed one (tests), else the bare allow-list; never the worker's. */
+async function prepareChildEnv(pool: PoolState, conversationId: number, argv: readonly string[]): Promise<ChildEnvOutcome> {
   const { childEnv, env } = pool.options;
   if (!childEnv) return { kind: 'ready', env: env ?? pickAllowedEnv(process.env) };
   try {
-    return await childEnv(conversationId);
+    return await childEnv(conversationId, argv);
   } catch (err) {
     return { kind: 'failed', reason: err instanceof Error ? err.message : String(err) };
   }

@@ -1,0 +1,54 @@
+import { mkdtemp, mkdir, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '@switchboard/logger';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCodexConfinement, confineChildEnv, type CodexConfinement, type SandboxConfig } from './codex-sandbox.ts';
+
+// How the worker confines each Codex child (docs/codex.md, "How a child is confined"), with the bwrap installed here.
+describe(confineChildEnv.name, () => {
+  let base: string;
+  let config: SandboxConfig;
+  const log = createLogger('test', 'silent');
+  const env = (home: string) => async () => ({ kind: 'ready' as const, env: { PATH: '/usr/bin:/bin', HOME: home } });
+
+  beforeAll(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'sb-confine-')));
+    for (const dir of ['ws/3', 'homes/3']) await mkdir(join(base, dir), { recursive: true });
+    config = { AGENT_RUNTIME: 'codex', CODEX_SANDBOX: 'bwrap', CODEX_SANDBOX_READ_PATHS: [], CODEX_SANDBOX_WRITE_PATHS: [], CODEX_WORKSPACES: join(base, 'ws'), CODEX_HOMES: join(base, 'homes') };
+  });
+  afterAll(async () => {
+    await rm(base, { recursive: true, force: true });
+  });
+
+  it('wraps the command in bwrap, started in the workspace, with only the workspace and home writable', async () => {
+    const confinement = await checkCodexConfinement(config, log, { PATH: process.env.PATH, HOME: join(base, 'worker-home') });
+    expect(confinement.kind).toBe('bwrap');
+    const prepared = await confineChildEnv(env(join(base, 'homes/3')), Promise.resolve(confinement), async () => join(base, 'ws/3'))(3, ['sh', '-c', 'true']);
+    if (prepared.kind !== 'ready') throw new Error(prepared.reason);
+    const argv = prepared.argv ?? [];
+    expect(argv[0]).toMatch(/\/bwrap$/);
+    expect(argv.slice(argv.indexOf('--') + 1)).toEqual([await realpath('/bin/sh'), '-c', 'true']);
+    const writable = argv.flatMap((arg, i) => (arg === '--bind' ? [argv[i + 1]] : []));
+    expect(writable).toEqual([join(base, 'ws/3'), join(base, 'homes/3')]);
+    expect(argv.slice(argv.indexOf('--chdir'), argv.indexOf('--chdir') + 2)).toEqual(['--chdir', join(base, 'ws/3')]);
+  });
+
+  it('runs the command as it is when the operator set CODEX_SANDBOX=off, and spawns nothing when bwrap cannot run', async () => {
+    const off = await confineChildEnv(env('/h'), Promise.resolve<CodexConfinement>({ kind: 'off' }), async () => '/w')(3, ['codex', 'app-server']);
+    expect(off).toEqual({ kind: 'ready', env: { PATH: '/usr/bin:/bin', HOME: '/h' } });
+    const unavailable = await confineChildEnv(env('/h'), Promise.resolve<CodexConfinement>({ kind: 'unavailable', reason: 'no bwrap' }), async () => '/w')(3, ['codex']);
+    expect(unavailable).toEqual({ kind: 'failed', reason: 'CODEX_SANDBOX_UNAVAILABLE: no bwrap' });
+  });
+
+  it('rejects when the command is not found (the pool fails that turn, never the worker)', async () => {
+    const confinement = await checkCodexConfinement(config, log, { PATH: process.env.PATH });
+    const prepare = confineChildEnv(env(join(base, 'homes/3')), Promise.resolve(confinement), async () => join(base, 'ws/3'));
+    await expect(prepare(3, ['no-such-codex', 'app-server'])).rejects.toThrow('no-such-codex (from CODEX_COMMAND) is not on PATH');
+  });
+
+  it('is unavailable, said once, when bwrap is not on PATH', async () => {
+    expect(await checkCodexConfinement(config, log, { PATH: join(base, 'nothing') })).toEqual({ kind: 'unavailable', reason: 'bubblewrap (bwrap) is not on PATH' });
+    expect(await checkCodexConfinement({ ...config, CODEX_SANDBOX: 'off' }, log, { PATH: join(base, 'nothing') })).toEqual({ kind: 'off' });
+  });
+});

@@ -123,9 +123,10 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       const coverage = emptyCoverage();
       for (const [i, script] of batch.entries()) {
         const [loaded, sent] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
-        const snapshot = { ...loaded, idleRestartCount: idleCounts.get(script.chatId) };
+        // The summariser's requests tell check (a) what each summary was written from.
+        const snapshot = { ...loaded, idleRestartCount: idleCounts.get(script.chatId), summaries: summariserRequests(requests, script.chatId) };
         const chatRequests = requestsOfChat(requests, script.chatId);
-        addCoverage(coverage, snapshot, chatRequests, summariserRequests(requests, script.chatId));
+        addCoverage(coverage, snapshot, chatRequests, snapshot.summaries);
         const injectedHere = { restarts: faults.length > 0, kills: faults.some((f) => f.signal === 'SIGKILL'), leaseLoss: losesLease(script) || stallsWorker(faults), stalls: stallsWorker(faults), maxQueuedInput };
         const problems = [...(sendProblems[i] ?? []), ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated)];
         if (problems.length > 0) failures.push(`${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}`);

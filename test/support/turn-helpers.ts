@@ -241,14 +241,6 @@ export interface StoredSession {
   messages: StoredMessage[];
 }
 
-/** A worker process that ended: its last heartbeat and when it was marked stopped or declared dead (the end lies between). */
-export interface EndedWorker {
-  id: string;
-  status: 'stopped' | 'dead';
-  heartbeat_at: Date;
-  stopped_at: Date | null;
-}
-
 export interface ChatSnapshot {
   chatId: number;
   conversationId: number;
@@ -264,8 +256,6 @@ export interface ChatSnapshot {
    * them (set by the test, not loaded): what each summary was written from.
    */
   summaries?: ModelRequest[];
-  /** Worker processes of the system that were stopped or declared dead: where a kill really landed (check (d)). */
-  endedWorkers?: EndedWorker[];
   /** The conversation's own state (docs/restarts.md): 'active' or 'suspended', and its restart counter. */
   status?: string;
   restartCount?: number;
@@ -293,7 +283,7 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
     where c.chat_id = ${String(chatId)}`;
   if (!conversation) throw new Error(`no conversation for chat ${chatId}`);
   const id = conversation.id;
-  const [messages, events, turns, outbox, sessions, endedWorkers] = await Promise.all([
+  const [messages, events, turns, outbox, sessions] = await Promise.all([
     sql<StoredMessage[]>`
       select m.session_id::int as session_id, m.seq, m.role, m.kind, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
         m.inbound_event_id::int as inbound_event_id, m.turn_id::int as turn_id, m.created_at
@@ -308,7 +298,6 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
       select id::int as id, text, status, turn_id::int as turn_id, chunk_index, streamed, platform_message_id, sent_at from outbox where conversation_id = ${id} order by id`,
     sql<Omit<StoredSession, 'messages'>[]>`
       select id::int as id, parent_session_id::int as parent_session_id, status, recovery_ack_key from sessions where conversation_id = ${id} order by id`,
-    sql<EndedWorker[]>`select id, status, heartbeat_at, stopped_at from workers where status in ('stopped', 'dead')`,
   ]);
   return {
     chatId,
@@ -319,7 +308,6 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
     restartCount: conversation.restart_count,
     currentSessionId: conversation.current_session_id,
     sessions: sessions.map((session) => ({ ...session, messages: messages.filter((m) => m.session_id === session.id) })),
-    endedWorkers,
     messages: withoutCompressionCopies(messages),
     events,
     turns,

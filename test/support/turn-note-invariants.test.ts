@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resumeNotePrefix } from './restart-helpers.ts';
 import { ackOf, at, calls, note, snapshot, stored, storedCalls, storedTool, sys, timed, tool, turn, user } from './turn-fixtures.ts';
-import type { ChatMessage, ChatSnapshot, EndedWorker } from './turn-helpers.ts';
+import type { ChatMessage, ChatSnapshot } from './turn-helpers.ts';
 import { checkRecoveryNotes } from './turn-note-invariants.ts';
 
 // Check (d) must catch what it claims to: each case is a hand-made violation beside the good case.
@@ -57,30 +57,39 @@ describe('checkRecoveryNotes', () => {
       expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [carrier, again])).toEqual([]);
     });
 
-    it('a carrier of an attempt that left no turn row is uncertain only where a worker really ended before the next turn began', () => {
+    it('a carrier of an attempt that left no turn row is uncertain (SEED=4180936010: SIGKILL between the answer and the running-turn insert)', () => {
       // Turn 3 stored "b"; a request carrying the note for "b" came before it, while no turn was running.
       const turns = [turn(1, 'interrupted', 0, 100), turn(3, 'completed', 1000, 1100)];
       const messages = [...head, stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')];
       const early = timed(400, 'finished', ...overX(note, user('b')));
       const again = timed(1050, 'finished', ...overX(note, user('b')));
-      // SEED=4180936010: its worker was SIGKILLed between the sim's answer and the running-turn insert.
-      const killed: EndedWorker = { id: 'w-1-a', status: 'dead', heartbeat_at: at(280), stopped_at: at(2800) };
-      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x), endedWorkers: [killed] }), [early, again])).toEqual([]);
-      // No worker ended: its row was written late, beside the request, and the answer was read to the end: accepted.
-      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [early, again])).toEqual([expect.stringContaining('again, after request')]);
-      // A worker that ended well before the answer did not interrupt it.
-      const before: EndedWorker = { ...killed, heartbeat_at: at(-3000), stopped_at: at(-500) };
-      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x), endedWorkers: [before] }), [early, again])).toHaveLength(1);
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [early, again])).toEqual([]);
+      // Made inside turn 3, which went on with the answer, the same pair is a note sent again after it was accepted.
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [{ ...early, receivedAt: at(1010).getTime() }, again])).toEqual([
+        expect.stringContaining('again, after request'),
+      ]);
     });
 
-    it('a superseded turn’s carrier read to the end was accepted: the new holder may not carry the note again', () => {
+    it('a carrier the sim answered to the end, in a turn that kept nothing, is uncertain (SEED=1212 chat 30069: never read)', () => {
+      const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'interrupted', 200, 600), turn(3, 'completed', 1000, 1100)];
+      const messages = [...head, stored(4, 2, 'user', 'b'), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')];
+      const answeredUnread = timed(210, 'finished', ...overX(note, user('b')));
+      const again = timed(1050, 'finished', ...overX(user('b'), note, user('c')));
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [answeredUnread, again])).toEqual([]);
+    });
+
+    it('a carrier whose answer a follow-up of its turn shows was accepted, even in a turn that then lost its lease', () => {
       const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'interrupted', 200, 900, { error: 'lease_lost' }), turn(3, 'completed', 1000, 1100)];
       const messages = [...head, stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')];
       const stale = timed(250, 'finished', ...overX(note, user('b')));
+      // The superseded holder ran the tool the answer asked for and sent its result: it read the answer.
+      const followUp = timed(600, 'aborted', ...overX(user('b'), calls('w'), tool('w')));
       const again = timed(1050, 'finished', ...overX(note, user('b')));
-      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [stale, again])).toEqual([expect.stringContaining('again, after request')]);
-      // Aborted as the answer came (the holder learnt it lost the lease): it may never have read it.
-      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [{ ...stale, finishedAt: undefined, abortedAt: stale.receivedAt + 3 }, again])).toEqual([]);
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [stale, followUp, again])).toEqual([
+        expect.stringContaining(`again, after request ${stale.id} carrying it was accepted (its turn went on with the answer in request ${followUp.id})`),
+      ]);
+      // Without the follow-up, whether it read the answer before it lost the lease is known only to it.
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [stale, again])).toEqual([]);
     });
   });
 

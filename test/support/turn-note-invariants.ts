@@ -1,31 +1,32 @@
 import { findToolTail } from '@switchboard/core';
 import { sessionChain } from './turn-chain.ts';
-import { lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest, type StoredMessage, type StoredTurn } from './turn-helpers.ts';
+import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatMessage, type ChatSnapshot, type ModelRequest, type StoredMessage, type StoredTurn } from './turn-helpers.ts';
 
 /**
  * d) Each unread tool tail's recovery note is accepted by the model exactly
  * once (docs/turns.md "The recovery note"; issue 16, defect 3; issue 29).
- * A request carrying it (a carrier) is judged by what the worker can have
- * done with the model's answer: the acknowledgement (`recovery_ack_key`) is
- * written as soon as the answer's headers are read, for a turn whose row was
- * written, whatever the turn does next. So a carrier is:
- * - not accepted, when the model never answered;
- * - accepted, when it was answered and its turn went on with the answer, or
- *   its worker read the answer to the end (the sim finished it), or it ran
- *   while no turn row existed and no worker died before the next turn began
- *   (the row was written late, beside the request);
- * - uncertain only where the worker may have lost the answer: a kill, stop
- *   or stall really landed between the answer and the acknowledgement (its
- *   turn was cut off, or it left no turn row and a worker ended before the
- *   next turn began: SEED=4180936010, SIGKILL between the sim's answer and
- *   the running-turn insert), or the worker aborted the request (its turn was
- *   stopped, or it lost the lease) as the answer came, which only it knows.
+ * The worker stores the acknowledgement (`recovery_ack_key`) as soon as it
+ * reads the answer's headers, for a turn whose row was written. A request
+ * carrying the note (a carrier) is:
+ * - not accepted, when the model never answered it;
+ * - accepted, when its turn went on with the answer: the turn stored an
+ *   answer or completed, or a later request of the turn shows the answer (a
+ *   follow-up: the worker read it, even in a turn that then lost its lease);
+ * - uncertain otherwise: the sim's record that it answered does not show the
+ *   worker read it. SEED=1212, chat 30069: request 190 was answered and
+ *   finished by the sim in 8 ms, its turn was interrupted with nothing kept,
+ *   and the same worker's next turn, reading the session after that commit,
+ *   carried the note again: the answer was never read (the sim also records
+ *   requests seconds late under load, so a finished answer can be written
+ *   into a connection the worker has already left). So, too, when its turn
+ *   was cut off or it left no turn row (SEED=4180936010: SIGKILL between the
+ *   answer and the running-turn insert).
  *
  * What fails: a second note for a tail after an accepted carrier (a repeat);
- * a turn starting over a tail without the note while no carrier was answered
- * since the last one the model never answered (an omission); a follow-up of a
- * turn carrying it; and the stored acknowledgement disagreeing with the
- * requests (checkStoredAck).
+ * a turn starting over a tail without the note while the last carrier was
+ * never answered, or none was (an omission); a follow-up of a turn carrying
+ * it; and a stored acknowledgement the requests contradict (checkStoredAck),
+ * which settles what the uncertain carriers leave open.
  *
  * A request "starts a turn" when everything after its history is new user
  * input. `requests` are the chat's requests in arrival order; the stored
@@ -33,7 +34,7 @@ import { lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest
  * belong to different turns) from a steer follow-up (same turn).
  */
 export function checkRecoveryNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
-  const ctx = noteContext(snapshot);
+  const ctx = noteContext(snapshot, requests);
   const problems: string[] = [];
   for (const request of inTurnOrder(ctx, requests)) {
     const notes = recoveryNoteIndexes(request);
@@ -73,6 +74,7 @@ interface Tail {
 
 interface NoteContext {
   snapshot: ChatSnapshot;
+  requests: ModelRequest[];
   /** Tail ids → the requests carrying its note, in turn order, each judged. */
   carriers: Map<string, Carrier[]>;
   turnOfToolCall: Map<string, number | null>;
@@ -83,9 +85,10 @@ interface NoteContext {
   tails: Tail[];
 }
 
-function noteContext(snapshot: ChatSnapshot): NoteContext {
+function noteContext(snapshot: ChatSnapshot, requests: ModelRequest[]): NoteContext {
   return {
     snapshot,
+    requests,
     carriers: new Map(),
     turnOfToolCall: new Map(snapshot.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id ?? '', m.turn_id])),
     turnOfUserText: new Map(snapshot.messages.filter((m) => m.role === 'user').map((m) => [m.content, m.turn_id])),
@@ -169,32 +172,44 @@ function checkCarrier(ctx: NoteContext, request: ModelRequest, note: number): st
   return undefined;
 }
 
-/** Whether the worker surely read the model's answer to `request` and recorded it (see checkRecoveryNotes). */
+/**
+ * Whether the worker surely read the model's answer to `request`, and so
+ * stored the acknowledgement (see checkRecoveryNotes).
+ */
 function judgeCarrier(ctx: NoteContext, request: ModelRequest, inputTurn: number | null | undefined): Carrier {
-  const { snapshot } = ctx;
   const judged = (fate: Fate, why: string): Carrier => ({ request, fate, why });
   if (request.respondedAt === undefined) return judged('no', 'the model never answered it');
-  const owner = ownerTurn(snapshot, request.receivedAt);
+  const owner = ownerTurn(ctx.snapshot, request.receivedAt);
   if (owner && owner.id === inputTurn && ctx.usedTurns.has(owner.id)) return judged('yes', `its turn ${owner.id} went on with the answer`);
-  if (owner?.error === 'cut_off_by_restart') return judged('uncertain', `its turn ${owner.id} was cut off by a restart after the answer`);
-  const unowned = !owner || (owner.id !== inputTurn && owner.error !== 'lease_lost');
-  if (unowned && killLanded(snapshot, request)) return judged('uncertain', 'it left no turn row, and a worker ended before the next turn began');
-  if (request.abortedAt !== undefined) return judged('uncertain', 'its worker aborted it as the answer came');
-  return judged('yes', 'the model answered it and its worker read the answer to the end');
+  const followUp = ctx.requests.find((r) => r.id !== request.id && continuesAfterAnswer(request, r));
+  if (followUp) return judged('yes', `its turn went on with the answer in request ${followUp.id}`);
+  if (!owner) return judged('uncertain', 'no turn row existed when it was made (its worker may have died before writing it)');
+  if (owner.error === 'cut_off_by_restart') return judged('uncertain', `its turn ${owner.id} was cut off by a restart`);
+  return judged('uncertain', `its turn ${owner.id} ended ${owner.status}${owner.error ? `/${owner.error}` : ''} with nothing of the answer kept`);
 }
 
-/** The turn running when the sim got the request: the last one begun by then (its row is written beside the request), if not yet ended. */
+/** Whether `later` is a follow-up of `request`'s turn: its messages (API-only notes left out, as after the first request) then the model's answer. */
+function continuesAfterAnswer(request: ModelRequest, later: ModelRequest): boolean {
+  const shown = (m: ChatMessage) => JSON.stringify([m.role, m.content, m.tool_call_id ?? null]);
+  const sent = request.body.messages.filter((m) => !(m.role === 'system' && (m.content ?? '').startsWith(apiOnlyMarker))).map(shown);
+  const next = later.body.messages;
+  return next.length > sent.length && next[sent.length]?.role === 'assistant' && sent.every((m, i) => m === shown(next[i]!));
+}
+
+/**
+ * The turn running when the sim got the request: one whose span holds it;
+ * else one begun just after (its row is written beside its first request);
+ * else one ended just before (the sim records a request late under load).
+ */
 function ownerTurn(snapshot: ChatSnapshot, at: number): StoredTurn | undefined {
-  const begun = snapshot.turns.filter((t) => t.started_at.getTime() - clockSlackMs <= at).sort((a, b) => a.started_at.getTime() - b.started_at.getTime() || a.id - b.id);
-  const last = begun.at(-1);
-  return last && at <= (last.ended_at?.getTime() ?? Number.POSITIVE_INFINITY) + clockSlackMs ? last : undefined;
-}
-
-/** A worker process ended (stopped, killed, or stalled and declared dead) between the model's answer and the next turn's start. */
-function killLanded(snapshot: ChatSnapshot, request: ModelRequest): boolean {
-  const next = snapshot.turns.map((t) => t.started_at.getTime()).filter((s) => s > request.receivedAt).sort((a, b) => a - b)[0] ?? Number.POSITIVE_INFINITY;
-  const answered = request.respondedAt ?? request.receivedAt;
-  return (snapshot.endedWorkers ?? []).some((w) => w.heartbeat_at.getTime() - clockSlackMs <= next && (w.stopped_at ?? w.heartbeat_at).getTime() + clockSlackMs >= answered);
+  const start = (t: StoredTurn) => t.started_at.getTime();
+  const end = (t: StoredTurn) => t.ended_at?.getTime() ?? Number.POSITIVE_INFINITY;
+  const turns = [...snapshot.turns].sort((a, b) => start(a) - start(b) || a.id - b.id);
+  return (
+    turns.filter((t) => start(t) <= at && at <= end(t)).at(-1) ??
+    turns.find((t) => at < start(t) && start(t) - clockSlackMs <= at) ??
+    turns.filter((t) => end(t) < at && at <= end(t) + clockSlackMs).at(-1)
+  );
 }
 
 /**

@@ -14,6 +14,8 @@ import { transcriptPrefix } from './turn-random.ts';
  * summarised messages (renderTranscriptForSummary).
  */
 export interface SessionChain {
+  /** The sessions of the chain, root first (none for a hand-made snapshot without sessions). */
+  links: StoredSession[];
   /**
    * What the chain holds, oldest first, each stored message once: of each
    * ancestor, the messages its child's summary covers; then the child's
@@ -30,13 +32,13 @@ export interface SessionChain {
 /** The chain of `snapshot`; without sessions loaded (a hand-made snapshot), its messages are one session. */
 export function sessionChain(snapshot: ChatSnapshot): SessionChain {
   const sessions = snapshot.sessions;
-  if (!sessions || snapshot.currentSessionId === undefined || snapshot.currentSessionId === null) return { view: snapshot.messages, lost: [], problems: [] };
+  if (!sessions || snapshot.currentSessionId === undefined || snapshot.currentSessionId === null) return { links: [], view: snapshot.messages, lost: [], problems: [] };
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const links: StoredSession[] = [];
   for (let s = byId.get(snapshot.currentSessionId); s && !links.includes(s); s = s.parent_session_id === null ? undefined : byId.get(s.parent_session_id)) {
     links.unshift(s);
   }
-  const chain: SessionChain = { view: [], lost: [], problems: [] };
+  const chain: SessionChain = { links, view: [], lost: [], problems: [] };
   for (const [i, parent] of links.slice(0, -1).entries()) {
     const child = links[i + 1]!;
     const cover = coverage(parent, child, snapshot.summaries);

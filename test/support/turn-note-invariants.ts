@@ -83,9 +83,12 @@ interface NoteContext {
   usedTurns: Set<number | null>;
   /** The unread tails of the current chain, in order. */
   tails: Tail[];
+  /** The acknowledgements the chain's sessions store (a session keeps its own when compression ends it). */
+  chainAcks: string[];
 }
 
 function noteContext(snapshot: ChatSnapshot, requests: ModelRequest[]): NoteContext {
+  const chain = sessionChain(snapshot);
   return {
     snapshot,
     requests,
@@ -93,7 +96,8 @@ function noteContext(snapshot: ChatSnapshot, requests: ModelRequest[]): NoteCont
     turnOfToolCall: new Map(snapshot.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id ?? '', m.turn_id])),
     turnOfUserText: new Map(snapshot.messages.filter((m) => m.role === 'user').map((m) => [m.content, m.turn_id])),
     usedTurns: new Set([...snapshot.messages.filter((m) => m.role === 'assistant').map((m) => m.turn_id), ...snapshot.turns.filter((t) => t.status === 'completed').map((t) => t.id)]),
-    tails: unreadTails(sessionChain(snapshot).view),
+    tails: unreadTails(chain.view),
+    chainAcks: [...chain.links.flatMap((s) => (s.recovery_ack_key === null ? [] : [s.recovery_ack_key])), ...(snapshot.recoveryAckKey ? [snapshot.recoveryAckKey] : [])],
   };
 }
 
@@ -261,9 +265,8 @@ function checkTurnStartWithoutNote(ctx: NoteContext, request: ModelRequest): str
  */
 function checkStoredAck(ctx: NoteContext, snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
   const problems: string[] = [];
-  const chainAcks = snapshot.sessions?.filter((s) => s.recovery_ack_key !== null).map((s) => s.recovery_ack_key!) ?? [];
   const answered = (tail: Tail) => (ctx.carriers.get(tail.ids) ?? []).filter((c) => c.fate !== 'no');
-  for (const key of new Set([...chainAcks, ...(snapshot.recoveryAckKey ? [snapshot.recoveryAckKey] : [])])) {
+  for (const key of new Set(ctx.chainAcks)) {
     const tail = ctx.tails.find((t) => t.key === key);
     if (!tail) problems.push(`a session stores the recovery acknowledgement ${key.slice(0, 12)}…, the key of no unread tool tail of the chain`);
     else if (answered(tail).length === 0) problems.push(`a session stores the acknowledgement of tail [${tail.ids}], but no request carrying its note was answered`);

@@ -172,9 +172,10 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
   async function checkConversation(script: ConversationScript, played: Played, batch: BatchContext): Promise<string | undefined> {
     const { requests, faults, tolerated, coverage } = batch;
     const [loaded, shown] = await Promise.all([loadChat(system, script.chatId), sentTo(system, script.chatId)]);
-    const snapshot = { ...loaded, idleRestartCount: batch.idleCounts.get(script.chatId) };
+    // The summariser's requests tell check (a) what each summary was written from.
+    const snapshot = { ...loaded, idleRestartCount: batch.idleCounts.get(script.chatId), summaries: summariserRequests(requests, script.chatId) };
     const chatRequests = requestsOfChat(requests, script.chatId);
-    addCoverage(coverage, snapshot, chatRequests, summariserRequests(requests, script.chatId));
+    addCoverage(coverage, snapshot, chatRequests, snapshot.summaries);
     const kills = faults.some((f) => f.signal === 'SIGKILL');
     const injectedHere = { restarts: faults.length > 0, kills, leaseLoss: losesLease(script) || stallsWorker(faults), stalls: stallsWorker(faults), maxQueuedInput };
     let record: CodexRecord | undefined;

@@ -231,11 +231,33 @@ export interface StoredOutbox {
   sent_at?: Date | null;
 }
 
+/** A session of the conversation (docs/compression.md "Words"), with its messages as stored. */
+export interface StoredSession {
+  id: number;
+  parent_session_id: number | null;
+  /** 'active', 'compressed' (a compression ended it) or 'finalized' (a reset or a suspension did). */
+  status: string;
+  /** The tool-tail key whose recovery note was acknowledged on it (docs/turns.md "The recovery note"). */
+  recovery_ack_key: string | null;
+  /** By seq: a child's summary (seq 1) and its copies of the kept messages included. */
+  messages: StoredMessage[];
+}
+
 export interface ChatSnapshot {
   chatId: number;
   conversationId: number;
   busyMode: string | null;
+  /** The current session's stored recovery acknowledgement (`sessions.recovery_ack_key`). */
   recoveryAckKey: string | null;
+  /** `conversations.current_session_id`: where the current chain ends. */
+  currentSessionId?: number | null;
+  /** Every session of the conversation, by id, each with its stored messages (check (a) walks the chain). */
+  sessions?: StoredSession[];
+  /**
+   * The summariser's requests over this chat's transcript, as the sim recorded
+   * them (set by the test, not loaded): what each summary was written from.
+   */
+  summaries?: ModelRequest[];
   /** The conversation's own state (docs/restarts.md): 'active' or 'suspended', and its restart counter. */
   status?: string;
   restartCount?: number;
@@ -259,13 +281,13 @@ export interface ChatSnapshot {
 /** What Postgres holds for one chat. */
 export async function loadChat(system: TestSystem, chatId: number): Promise<ChatSnapshot> {
   const { sql } = system;
-  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null; status: string; restart_count: number; runtime: string | null }[]>`
-    select c.id::int as id, c.busy_mode, s.recovery_ack_key, c.status, c.restart_count, c.runtime
+  const [conversation] = await sql<{ id: number; busy_mode: string | null; recovery_ack_key: string | null; status: string; restart_count: number; runtime: string | null; current_session_id: number | null }[]>`
+    select c.id::int as id, c.busy_mode, s.recovery_ack_key, c.status, c.restart_count, c.runtime, c.current_session_id::int as current_session_id
     from conversations c left join sessions s on s.id = c.current_session_id
     where c.chat_id = ${String(chatId)}`;
   if (!conversation) throw new Error(`no conversation for chat ${chatId}`);
   const id = conversation.id;
-  const [messages, events, turns, outbox] = await Promise.all([
+  const [messages, events, turns, outbox, sessions] = await Promise.all([
     sql<StoredMessage[]>`
       select m.session_id::int as session_id, m.seq, m.role, m.kind, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
         m.inbound_event_id::int as inbound_event_id, m.turn_id::int as turn_id, m.created_at
@@ -278,6 +300,8 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
       select id::int as id, status, error, started_at, ended_at, cut_off_at, worker_id from turns where conversation_id = ${id} order by id`,
     sql<StoredOutbox[]>`
       select id::int as id, text, status, turn_id::int as turn_id, chunk_index, streamed, platform_message_id, sent_at from outbox where conversation_id = ${id} order by id`,
+    sql<Omit<StoredSession, 'messages'>[]>`
+      select id::int as id, parent_session_id::int as parent_session_id, status, recovery_ack_key from sessions where conversation_id = ${id} order by id`,
   ]);
   return {
     chatId,
@@ -287,6 +311,8 @@ export async function loadChat(system: TestSystem, chatId: number): Promise<Chat
     status: conversation.status,
     restartCount: conversation.restart_count,
     runtime: conversation.runtime,
+    currentSessionId: conversation.current_session_id,
+    sessions: sessions.map((session) => ({ ...session, messages: messages.filter((m) => m.session_id === session.id) })),
     messages: withoutCompressionCopies(messages),
     events,
     turns,

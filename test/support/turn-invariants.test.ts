@@ -14,9 +14,10 @@ import {
 } from './turn-fault-invariants.ts';
 import type { StoredEvent, StoredOutbox, StoredTurn } from './turn-helpers.ts';
 import { checkStreamedReplies } from './turn-stream-invariants.ts';
-import { checkDelivered, checkNoApiOnlyText, checkRecoveryNotes, checkStopReplies, checkTurnsDoNotOverlap, checkUserMessages } from './turn-invariants.ts';
+import { checkDelivered, checkNoApiOnlyText, checkStopReplies, checkTurnsDoNotOverlap, checkUserMessages } from './turn-invariants.ts';
 
-// The invariant checks must catch what they claim to: each is fed a hand-made violation here.
+// The invariant checks must catch what they claim to: each is fed a hand-made violation here
+// ((d), the recovery note, in turn-note-invariants.test.ts; the chain of (a) in turn-chain.test.ts).
 
 const note: ChatMessage = { role: 'system', content: `${recoveryNotePrefix} before you read the results of its last tool calls.` };
 const sys: ChatMessage = { role: 'system', content: 'You are Switchboard.' };
@@ -26,8 +27,6 @@ const tool = (id: string): ChatMessage => ({ role: 'tool', content: 'cancelled: 
 
 let nextRequestId = 1;
 const request = (...messages: ChatMessage[]): ModelRequest => ({ id: nextRequestId++, receivedAt: 0, body: { messages }, stream: true, respondedAt: 1, finishedAt: 1 });
-/** A request the model never answered: the client gave up before any headers. */
-const unanswered = (...messages: ChatMessage[]): ModelRequest => ({ ...request(...messages), respondedAt: undefined, finishedAt: undefined, abortedAt: 1 });
 
 function stored(seq: number, turn: number, role: StoredMessage['role'], content: string, extra: Partial<StoredMessage> = {}): StoredMessage {
   return { session_id: 1, seq, role, content, tool_calls: null, tool_call_id: null, tool_name: null, inbound_event_id: null, turn_id: turn, ...extra };
@@ -37,105 +36,7 @@ function snapshot(messages: StoredMessage[], partial: Partial<ChatSnapshot> = {}
   return { chatId: 1, conversationId: 1, busyMode: null, recoveryAckKey: null, messages, events: [], turns: [], outbox: [], ...partial };
 }
 
-// Turn 1 asked for a tool and was interrupted; turn 2 took "b".
-const interrupted = snapshot([
-  stored(1, 1, 'user', 'a'),
-  stored(2, 1, 'assistant', '', { tool_calls: [{ id: 'x', name: 'wait', arguments: '{}' }] }),
-  stored(3, 1, 'tool', 'cancelled: …', { tool_call_id: 'x', tool_name: 'wait' }),
-  stored(4, 2, 'user', 'b'),
-  stored(5, 2, 'assistant', 'echo: b'),
-]);
-
 describe('turn invariants', () => {
-  it('(d) accepts one note per tool tail; a follow-up of the same turn carries none', () => {
-    const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    const followUp = request(sys, user('a'), calls('x'), tool('x'), user('b'), calls('y'), tool('y'));
-    expect(checkRecoveryNotes(interrupted, [start, followUp])).toEqual([]);
-  });
-
-  it('(d) flags a follow-up of the same turn that carries the note again', () => {
-    const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    const followUp = request(sys, user('a'), calls('x'), tool('x'), note, user('b'), calls('y'), tool('y'));
-    expect(checkRecoveryNotes(interrupted, [start, followUp])).toEqual([expect.stringContaining('follow-up of its turn and carries the recovery note again')]);
-  });
-
-  it('(d) flags a second note for the same tail after the first was accepted', () => {
-    const start = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    const again = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    expect(checkRecoveryNotes(interrupted, [start, again])).toEqual([expect.stringContaining('again, after request')]);
-  });
-
-  it('(d) judges requests in the order their turns began, whatever order the sim numbered them in', () => {
-    // Turn 2 carried the note and was stopped before the answer; turn 3 carried it and went on. The sim took turn 2's request in last.
-    const snap = snapshot([...interrupted.messages.slice(0, 4), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')]);
-    const third = request(sys, user('a'), calls('x'), tool('x'), user('b'), note, user('c'));
-    const second = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), finishedAt: undefined, abortedAt: 1 };
-    expect(checkRecoveryNotes(snap, [third, second])).toEqual([]);
-    // Numbered the other way round, the same pair is still a note sent again after it was accepted.
-    const turnTwoAccepted = snapshot([...interrupted.messages.slice(0, 4), stored(5, 2, 'assistant', 'part'), stored(6, 3, 'user', 'c')]);
-    expect(checkRecoveryNotes(turnTwoAccepted, [third, request(sys, user('a'), calls('x'), tool('x'), note, user('b'))])).toEqual([expect.stringContaining('again, after request')]);
-  });
-
-  it('(d) flags a turn that starts over an unacknowledged tail without the note', () => {
-    expect(checkRecoveryNotes(interrupted, [request(sys, user('a'), calls('x'), tool('x'), user('b'))])).toEqual([
-      expect.stringContaining('without the recovery note'),
-    ]);
-  });
-
-  // The seed: an interrupted tool tail, then a turn whose request carrying the note never reached the model.
-  const carrierCut = snapshot([...interrupted.messages.slice(0, 3), stored(4, 2, 'user', 'b'), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')]);
-
-  it('(d) wants the note again after a carrier the model never answered, behind that turn’s input', () => {
-    const cut = unanswered(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    expect(checkRecoveryNotes(carrierCut, [cut, request(sys, user('a'), calls('x'), tool('x'), user('b'), note, user('c'))])).toEqual([]);
-    expect(checkRecoveryNotes(carrierCut, [cut, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([
-      expect.stringContaining('without the recovery note'),
-    ]);
-  });
-
-  it('(d) does not take a steer follow-up, or an interrupted turn’s input before the new one, for a turn start', () => {
-    const steered = snapshot([
-      stored(1, 1, 'user', 'a'),
-      stored(2, 1, 'assistant', '', { tool_calls: [{ id: 'x', name: 'wait', arguments: '{}' }] }),
-      stored(3, 1, 'tool', 'waited', { tool_call_id: 'x' }),
-      stored(4, 1, 'user', 'b'),
-    ]);
-    expect(checkRecoveryNotes(steered, [request(sys, user('a'), calls('x'), tool('x'), user('b'))])).toEqual([]);
-    // Turn 2 carried the note, the model answered and turn 2 went on with it; turn 3's request needs none.
-    const accepted = snapshot([...interrupted.messages.slice(0, 4), stored(5, 2, 'assistant', 'partial'), stored(6, 3, 'user', 'c')]);
-    const carrier = request(sys, user('a'), calls('x'), tool('x'), note, user('b'));
-    expect(checkRecoveryNotes(accepted, [carrier, request(sys, user('a'), calls('x'), tool('x'), user('b'), user('c'))])).toEqual([]);
-  });
-
-  it('(d) a carrier made before the turn that stored its input began is uncertain (its worker died before its row was written)', () => {
-    const base0 = 1_700_000_000_000;
-    const turns = [
-      { id: 1, status: 'interrupted', error: null, started_at: new Date(base0), ended_at: new Date(base0 + 100) },
-      { id: 3, status: 'completed', error: null, started_at: new Date(base0 + 1000), ended_at: new Date(base0 + 1100) },
-    ];
-    const rerun = snapshot([...interrupted.messages.slice(0, 3), stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')], { turns });
-    const killed = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 300 };
-    const again = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 1050 };
-    expect(checkRecoveryNotes(rerun, [killed, again])).toEqual([]);
-    // Made by the turn that stored the input (inside its time), the same pair is a note sent again after it was accepted.
-    const inTurn = { ...killed, receivedAt: base0 + 1010 };
-    expect(checkRecoveryNotes(rerun, [inTurn, again])).toEqual([expect.stringContaining('again, after request')]);
-  });
-
-  it('(d) a carrier answered while its turn was cut off is uncertain: the next turn may carry the note again, beside the resume note', () => {
-    const base0 = 1_700_000_000_000;
-    const turns = [
-      { id: 1, status: 'interrupted', error: null, started_at: new Date(base0), ended_at: new Date(base0 + 100) },
-      { id: 2, status: 'failed', error: 'cut_off_by_restart', started_at: new Date(base0 + 200), ended_at: new Date(base0 + 900), cut_off_at: new Date(base0 + 900) },
-      { id: 3, status: 'completed', error: null, started_at: new Date(base0 + 1000), ended_at: new Date(base0 + 1100) },
-    ];
-    const cut = snapshot([...interrupted.messages.slice(0, 3), stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b')], { turns });
-    const resumeNote: ChatMessage = { role: 'system', content: `${resumeNotePrefix} before it finished.` };
-    const carrier = { ...request(sys, user('a'), calls('x'), tool('x'), note, user('b')), receivedAt: base0 + 250 };
-    const again = { ...request(sys, user('a'), calls('x'), tool('x'), note, resumeNote, user('b')), receivedAt: base0 + 1050 };
-    expect(checkRecoveryNotes(cut, [carrier, again])).toEqual([]);
-  });
-
   it('(a) flags a missing, duplicated or reordered user message', () => {
     const events = [
       { id: 1, text: 'a', status: 'done' as const, turn_id: 1, received_at: new Date() },

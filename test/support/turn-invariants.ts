@@ -12,7 +12,9 @@ import {
   checkTurnOutcomes,
   type InjectedFaults,
 } from './turn-fault-invariants.ts';
-import { apiOnlyMarker, lastUserText, recoveryNoteIndexes, type ChatSnapshot, type ModelRequest, type ShownMessage } from './turn-helpers.ts';
+import { apiOnlyMarker, type ChatSnapshot, type ModelRequest, type ShownMessage } from './turn-helpers.ts';
+import { describeMessage, sessionChain, type SessionChain } from './turn-chain.ts';
+import { checkRecoveryNotes } from './turn-note-invariants.ts';
 import { checkStreamedReplies } from './turn-stream-invariants.ts';
 
 /**
@@ -20,31 +22,71 @@ import { checkStreamedReplies } from './turn-stream-invariants.ts';
  * its busy mode and whatever interleaving of messages, tools, /stop,
  * compression, restarts and lease loss it went through (docs/turns.md, docs/compression.md, docs/restarts.md). Each
  * check returns human-readable violations, empty when the invariant holds;
- * (h)–(m), the ones about faults, are in turn-fault-invariants.ts; (n),
- * streamed replies, in turn-stream-invariants.ts.
+ * (d), the recovery note, is in turn-note-invariants.ts; (h)–(m), the ones
+ * about faults, in turn-fault-invariants.ts; (n), streamed replies, in
+ * turn-stream-invariants.ts.
  */
+
+export { checkRecoveryNotes };
 
 /** Accepted user input: not a chat command, not refused over the queued-input cap. */
 export function acceptedInput(snapshot: ChatSnapshot) {
   return snapshot.events.filter((e) => e.status !== 'refused' && parseChatCommand(e.text) === null);
 }
 
-/** a) One stored copy of each accepted user message, in arrival order, and every accepted event consumed. */
+/**
+ * a) The current session chain holds every committed exchange, verbatim or
+ * summarised (docs/compression.md; issue 29, defect 1): no stored message is
+ * left outside it (after the part a compression read, or in a session that is
+ * not in the chain and was not reset); its user messages are each accepted
+ * message once, in arrival order; each reply the user received from a
+ * completed turn is its turn's stored answer, in the chain; and every accepted
+ * event was consumed.
+ */
 export function checkUserMessages(snapshot: ChatSnapshot): string[] {
-  const problems: string[] = [];
-  const accepted = acceptedInput(snapshot);
-  const users = snapshot.messages.filter((m) => m.role === 'user');
-  const expected = accepted.map((e) => `${e.id}:${e.text}`);
-  const stored = users.map((m) => `${m.inbound_event_id}:${m.content}`);
+  const chain = sessionChain(snapshot);
+  const problems = [...chain.problems, ...chain.lost.map(({ message, why }) => `${describeMessage(message)} is not in the current chain: ${why}`)];
+  const forgotten = forgottenEvents(snapshot, chain);
+  const expected = acceptedInput(snapshot).filter((e) => !forgotten.has(e.id)).map((e) => `${e.id}:${e.text}`);
+  const stored = chain.view.filter((m) => m.role === 'user').map((m) => `${m.inbound_event_id}:${m.content}`);
   if (JSON.stringify(expected) !== JSON.stringify(stored)) {
-    problems.push(`stored user messages differ from accepted input in arrival order:\n    accepted ${JSON.stringify(expected)}\n    stored   ${JSON.stringify(stored)}`);
+    problems.push(`the current chain's user messages differ from accepted input in arrival order:\n    accepted ${JSON.stringify(expected)}\n    in chain ${JSON.stringify(stored)}`);
   }
+  problems.push(...checkRepliesInChain(snapshot, chain));
   for (const event of snapshot.events) {
     if (event.status === 'pending') problems.push(`inbound event ${event.id} ${JSON.stringify(event.text)} still pending`);
     // Only /stop skips the input cap (issue 17): other commands count like messages.
     if (event.status === 'refused' && parseChatCommand(event.text)?.name === 'stop') problems.push(`/stop ${JSON.stringify(event.text)} was refused`);
   }
   return problems;
+}
+
+/** Accepted events stored only in sessions a reset ended (not in the chain, by design). */
+function forgottenEvents(snapshot: ChatSnapshot, chain: SessionChain): Set<number> {
+  const inChain = new Set(chain.view.flatMap((m) => (m.inbound_event_id === null ? [] : [m.inbound_event_id])));
+  const reset = (snapshot.sessions ?? []).filter((s) => s.status === 'finalized').flatMap((s) => s.messages);
+  return new Set(reset.flatMap((m) => (m.inbound_event_id !== null && !inChain.has(m.inbound_event_id) ? [m.inbound_event_id] : [])));
+}
+
+/**
+ * The reply the user received from each completed turn (its sent outbox parts)
+ * is that turn's stored answer, and the answer is in the chain. Compared
+ * without whitespace (parts are split at it) and as a part of the reply (a
+ * compression notice may open it); an empty answer is sent as a notice.
+ */
+function checkRepliesInChain(snapshot: ChatSnapshot, chain: SessionChain): string[] {
+  const squash = (text: string) => text.replace(/\s+/g, '');
+  const inChain = new Set(chain.view);
+  return snapshot.turns.flatMap((t) => {
+    const parts = snapshot.outbox.filter((o) => o.turn_id === t.id && o.status === 'sent').sort((a, b) => (a.chunk_index ?? 0) - (b.chunk_index ?? 0));
+    if (t.status !== 'completed' || parts.length === 0) return [];
+    const received = squash(parts.map((o) => o.text).join(''));
+    const answers = chain.view.concat(chain.lost.map((l) => l.message)).filter((m) => m.turn_id === t.id && m.role === 'assistant' && !m.tool_calls?.length);
+    const answer = answers.find((m) => squash(m.content) !== '' && received.includes(squash(m.content)));
+    if (answers.some((m) => squash(m.content) === '') && !answer) return [];
+    if (!answer) return [`turn ${t.id}'s reply ${JSON.stringify(received.slice(0, 48))} is no stored answer of that turn`];
+    return inChain.has(answer) ? [] : [`turn ${t.id}'s reply, which the user received, is not in the current chain (${describeMessage(answer)})`];
+  });
 }
 
 /** b) No API-only text in any stored message. */
@@ -76,150 +118,6 @@ export function checkTurnsDoNotOverlap(snapshot: ChatSnapshot): string[] {
     }
   }
   return problems;
-}
-
-/**
- * The tool_call_ids of the tool tail a request shows before `index`: the run
- * of tool messages there, past any user input of turns that never reached the
- * model (findToolTail, docs/turns.md), opened by an assistant message with tool calls.
- */
-function tailBefore(messages: ModelRequest['body']['messages'], index: number): string[] {
-  let end = index;
-  while (end > 0 && messages[end - 1]?.role === 'user') end--;
-  const ids: string[] = [];
-  let i = end - 1;
-  for (; i >= 0 && messages[i]?.role === 'tool'; i--) ids.unshift(messages[i]?.tool_call_id ?? '');
-  const opener = messages[i];
-  return ids.length > 0 && opener?.role === 'assistant' && opener.tool_calls?.length ? ids : [];
-}
-
-/**
- * d) Each unread tool tail's recovery note is accepted by the model exactly
- * once (issue 16, defect 3). A carrier request is:
- * - accepted, when its turn went on with the answer (stored an assistant
- *   entry, or completed): no request may carry that note again;
- * - not accepted, when the model never answered (no headers written): the
- *   next turn over the tail must carry the note again;
- * - uncertain, when the model answered but its turn was stopped with nothing
- *   of the answer kept: whether the worker read the headers before it aborted
- *   is known only to the worker, so the next turn may carry the note or not.
- *   Likewise when its turn committed nothing (cut off, or superseded after a
- *   lost lease): its worker may have died, or been fenced off, before it
- *   recorded the acceptance. And when the turn that stored its input began
- *   after the request: the request was an earlier attempt's, whose worker was
- *   killed before that attempt's row was written (the row's insert runs
- *   beside the model request), so it left no turn to judge by.
- *   (Found by SEED=4180936010 in a loaded CI run: SIGKILL between the sim's
- *   answer and the running-turn insert.)
- * A follow-up request of the same turn never carries the note.
- *
- * A request "starts a turn" when everything after its history is new user
- * input. `requests` are the chat's requests in arrival order; the stored
- * transcript tells a turn-start over an old tail (the tail and the new input
- * belong to different turns) from a steer follow-up (same turn).
- */
-export function checkRecoveryNotes(snapshot: ChatSnapshot, requests: ModelRequest[]): string[] {
-  const ctx = noteContext(snapshot);
-  const problems: string[] = [];
-  for (const request of inTurnOrder(ctx, requests)) {
-    const notes = recoveryNoteIndexes(request);
-    if (notes.length > 1) problems.push(`request ${request.id} carries ${notes.length} recovery notes`);
-    const note = notes[0];
-    const problem = note === undefined ? checkTurnStartWithoutNote(ctx, request) : checkCarrier(ctx, request, note);
-    if (problem) problems.push(problem);
-  }
-  return problems;
-}
-
-/**
- * The requests in the order their turns began (Postgres turn ids), then as
- * the sim numbered them. The sim runs in the busy test process and may take
- * in two requests of one chat in the other order than they were sent (an
- * aborted request's body read late), so its numbering alone can put a turn's
- * request after the next turn's. A request whose input is not stored keeps
- * its place by number.
- */
-function inTurnOrder(ctx: NoteContext, requests: ModelRequest[]): ModelRequest[] {
-  const turnOf = (request: ModelRequest) => ctx.turnOfUserText.get(lastUserText(request)) ?? Number.POSITIVE_INFINITY;
-  const keyed = requests.map((request, index) => ({ request, index, turn: turnOf(request) }));
-  let previous = Number.NEGATIVE_INFINITY;
-  // A request of an unstored turn takes the turn of the request before it, so it is not moved.
-  for (const entry of keyed) {
-    if (entry.turn === Number.POSITIVE_INFINITY) entry.turn = previous;
-    else previous = entry.turn;
-  }
-  return keyed.sort((a, b) => a.turn - b.turn || a.index - b.index).map((entry) => entry.request);
-}
-
-interface NoteContext {
-  /** Tail key → how the latest request carrying its note fared. */
-  carried: Map<string, { request: number; accepted: 'yes' | 'no' | 'uncertain' }>;
-  turnOfToolCall: Map<string, number | null>;
-  turnOfUserText: Map<string, number | null>;
-  /** Turns that went on with the model's answer: stored an assistant entry, or completed. */
-  usedTurns: Set<number | null>;
-  /** Turns that committed nothing: cut off, or superseded. */
-  uncommitted: ChatSnapshot['turns'];
-  /** Turn id → when its row was written (database clock). */
-  startOfTurn: Map<number | null, number>;
-}
-
-function noteContext(snapshot: ChatSnapshot): NoteContext {
-  return {
-    carried: new Map(),
-    turnOfToolCall: new Map(snapshot.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id ?? '', m.turn_id])),
-    turnOfUserText: new Map(snapshot.messages.filter((m) => m.role === 'user').map((m) => [m.content, m.turn_id])),
-    usedTurns: new Set([...snapshot.messages.filter((m) => m.role === 'assistant').map((m) => m.turn_id), ...snapshot.turns.filter((t) => t.status === 'completed').map((t) => t.id)]),
-    uncommitted: snapshot.turns.filter((t) => t.error === 'cut_off_by_restart' || t.error === 'lease_lost'),
-    startOfTurn: new Map(snapshot.turns.map((t) => [t.id, t.started_at.getTime()])),
-  };
-}
-
-/** A request carrying the note at `note`: at a turn's start, never after an accepted carrier; records how it fared. */
-function checkCarrier(ctx: NoteContext, request: ModelRequest, note: number): string | undefined {
-  const messages = request.body.messages;
-  const key = tailBefore(messages, note).join(',');
-  if (key === '') return `request ${request.id} carries the recovery note with no tool tail before it`;
-  // Only new input (and the resume note, which follows the recovery note) may come after a turn start's note.
-  if (!messages.slice(note + 1).every((m) => m.role === 'user' || m.role === 'system')) {
-    return `request ${request.id} is a follow-up of its turn and carries the recovery note again`;
-  }
-  const earlier = ctx.carried.get(key);
-  const turn = ctx.turnOfUserText.get(messages.slice(note + 1).find((m) => m.role === 'user')?.content ?? '');
-  // A carrier made by a turn that committed nothing (cut off, superseded) may have died before it recorded the acceptance.
-  const inUncommitted = ctx.uncommitted.some((t) => t.started_at.getTime() - 250 <= request.receivedAt && request.receivedAt <= (t.ended_at?.getTime() ?? Infinity));
-  // The turn that stored the input began after this request: an earlier attempt made it and died before its row was written (nothing recorded).
-  const startedAfter = (ctx.startOfTurn.get(turn ?? null) ?? -Infinity) - 250 > request.receivedAt;
-  const accepted = request.respondedAt === undefined ? 'no' : turn !== undefined && ctx.usedTurns.has(turn) && !inUncommitted && !startedAfter ? 'yes' : 'uncertain';
-  ctx.carried.set(key, { request: request.id, accepted });
-  if (earlier?.accepted === 'yes') return `request ${request.id} carries the recovery note for tail [${key}] again, after request ${earlier.request} carrying it was accepted`;
-  return undefined;
-}
-
-/**
- * A request without the note: is it a turn starting over a tool tail whose
- * note was never accepted? Its new input is the trailing run of user
- * messages stored by one turn.
- */
-function checkTurnStartWithoutNote(ctx: NoteContext, request: ModelRequest): string | undefined {
-  const messages = request.body.messages;
-  let firstNew = messages.length;
-  const lastTurn = ctx.turnOfUserText.get(messages.at(-1)?.content ?? '');
-  while (firstNew > 0 && messages[firstNew - 1]?.role === 'user' && ctx.turnOfUserText.get(messages[firstNew - 1]?.content ?? '') === lastTurn) firstNew--;
-  let historyEnd = firstNew;
-  while (historyEnd > 1 && messages[historyEnd - 1]?.role === 'system') historyEnd--;
-  const tail = tailBefore(messages, historyEnd);
-  if (tail.length === 0 || firstNew === messages.length) return undefined;
-  const tailTurn = ctx.turnOfToolCall.get(tail.at(-1) ?? '');
-  const inputTurn = ctx.turnOfUserText.get(messages[firstNew]?.content ?? '');
-  if (tailTurn === undefined || inputTurn === undefined) {
-    // A follow-up of a turn that committed nothing (cut off, or superseded while its tool ran) shows its own unstored tool calls.
-    if (ctx.uncommitted.some((t) => t.started_at.getTime() <= request.receivedAt + 250)) return undefined;
-    return `request ${request.id}: its tool tail or new input is not in the stored transcript`;
-  }
-  const state = ctx.carried.get(tail.join(','))?.accepted ?? 'no';
-  if (tailTurn !== inputTurn && state === 'no') return `request ${request.id} starts a turn over the unread tool tail [${tail.join(',')}] without the recovery note`;
-  return undefined;
 }
 
 /** e) Idle: no pending input, no pending or failed outbox row. */

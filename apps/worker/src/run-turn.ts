@@ -200,7 +200,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
         if (begun.kind !== 'begun') return;
         if (recoveryKey) {
           ctx.metrics.countRecoveryNote('recovery');
-          await acknowledgeRecoveryNote(ctx.db, session.id, recoveryKey);
+          await acknowledgeRecoveryNote(ctx.db, { sessionId: session.id, tailKey: recoveryKey, turnId: begun.turnId });
         }
         if (resumes) {
           ctx.metrics.countRecoveryNote('resume');

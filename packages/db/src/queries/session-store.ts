@@ -15,8 +15,14 @@ export async function loadSession(db: Database, sessionId: number): Promise<Sess
  * Records that a request carrying the recovery note for this tool tail
  * reached the model, so later turns over the same tail carry no note (docs/turns.md, "The recovery note").
  */
-export async function acknowledgeRecoveryNote(db: Database, sessionId: number, tailKey: string): Promise<void> {
-  await db.$client`update sessions set recovery_ack_key = ${tailKey} where id = ${sessionId}`;
+export async function acknowledgeRecoveryNote(db: Database, note: { sessionId: number; tailKey: string; turnId: number }): Promise<void> {
+  // Fenced like the resume note's (below): a holder that lost the conversation, or a stalled one that woke after
+  // its turn was cut off, writes nothing, so it can neither set the key back to an older tail nor acknowledge a
+  // note whose answer it never kept.
+  await db.$client`
+    update sessions set recovery_ack_key = ${note.tailKey}
+    where id = ${note.sessionId}
+      and exists (select 1 from turns where id = ${note.turnId} and status = 'running' and cut_off_at is null)`;
 }
 
 /**

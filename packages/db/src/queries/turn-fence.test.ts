@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../testing/test-db-client.ts';
 import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } from './outbox-store.ts';
 import { suspendRestartLoops } from './restart-store.ts';
+import { acknowledgeRecoveryNote, acknowledgeResumeNote } from './session-store.ts';
 import { claimDeadWorkers, markWorkerStatus, registerWorker } from './worker-registry.ts';
 import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, type CommitTurnInput } from './turn-store.ts';
 import { abandonTurn, cutOffRunningTurns, settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
@@ -159,6 +160,26 @@ describe('the fenced commit', () => {
     expect(await stored(ids.conversationId)).toMatchObject({ turns: ['interrupted'], restart_count: 0 });
     expect(await commitTurn(db.client.db, reply(ids, turnId, 'late'))).toEqual({ kind: 'stale' });
     expect(await loadPendingInbound(db.client.db, ids.conversationId, 10)).toHaveLength(1);
+  });
+});
+
+describe('the notes\' acknowledgements', () => {
+  it('only a turn still running acknowledges the recovery or resume note: a superseded or cut-off holder writes nothing (issue 29, check (d))', async () => {
+    const ids = await newConversation('398');
+    await registerWorker(db.client.db, { id: 'ack-a', hostname: 'h', pid: 8 });
+    const ackOf = async () => (await db.client.db.$client<{ key: string | null; owed: boolean }[]>`select recovery_ack_key as key, resume_owed as owed from sessions where id = ${ids.sessionId}`)[0];
+    const stale = await begin(ids, 'ack-a');
+    await settleRunningTurn(db.client.db, ids.conversationId, settleRule);
+    await db.client.db.$client`update sessions set resume_owed = true where id = ${ids.sessionId}`;
+    // The old holder's answer arrives after its turn was settled: nothing is acknowledged.
+    await acknowledgeRecoveryNote(db.client.db, { sessionId: ids.sessionId, tailKey: 'tail-old', turnId: stale });
+    await acknowledgeResumeNote(db.client.db, { sessionId: ids.sessionId, turnId: stale });
+    expect(await ackOf()).toEqual({ key: null, owed: true });
+    // The current holder's running turn acknowledges both.
+    const current = await begin(ids, 'ack-a');
+    await acknowledgeRecoveryNote(db.client.db, { sessionId: ids.sessionId, tailKey: 'tail-new', turnId: current });
+    await acknowledgeResumeNote(db.client.db, { sessionId: ids.sessionId, turnId: current });
+    expect(await ackOf()).toEqual({ key: 'tail-new', owed: false });
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexSetup, isFakeRunning, turnStartsFor, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
+import { codexSetup, isFakeRunning, turnStartsFor, waitForTurnStart, type CodexSetup, type Logged } from '../support/codex-system.ts';
 import { TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
@@ -10,6 +10,9 @@ import { waitForCondition } from '../support/turn-helpers.ts';
 // the app-server after the stop. A real worker process and the fake app-server
 // (apps/sim) as its child; CODEX_IDLE_MS=1000 closes the child between turns,
 // so the next turn's child must resume the thread.
+
+/** The text input of a logged turn/start. */
+const textOf = (logged: Logged) => (logged.received.params?.input as { text: string }[] | undefined)?.[0]?.text;
 
 const crashedNotice = 'The agent process stopped unexpectedly. Please send your message again.';
 
@@ -70,7 +73,8 @@ describe('a stop while Codex has not answered yet, through a worker process', ()
     expect(turnStartsFor(setup, 'hang')).toEqual([]);
     await system.sendTelegram({ chatId, text: 'after the stop' });
     expect((await system.waitForTelegram(chatId, 3)).at(-1)?.text).toBe('codex: after the stop');
-    expect(turnStartsFor(setup, 'hang')).toEqual([]);
+    // The stopped message reaches Codex only as carried context of the next turn (the describe below).
+    expect(turnStartsFor(setup, 'hang').map(textOf)).toEqual([expect.stringMatching(/User: hang[\s\S]*after the stop$/)]);
     expect(await crashStreakOf(chatId)).toBe(0);
   });
 
@@ -87,5 +91,53 @@ describe('a stop while Codex has not answered yet, through a worker process', ()
     expect(replies).toEqual(['codex: warm up', 'codex: never mind']);
     expect(await crashStreakOf(chatId)).toBe(0);
     expect(await turnStatusesOf(chatId)).toEqual(['completed', 'interrupted', 'completed']);
+  });
+});
+
+// A message whose turn was stopped before its turn/start reached Codex is in
+// the transcript, but the next turn continues the same thread: before the fix
+// it sent only its own input, so Codex never saw that message (found by the
+// scenario test, SEED=101, chat 30130). Its own system: the never-answered
+// resume above keeps a child busy for the rest of that file's system.
+describe('a message Codex never received, through a worker process', () => {
+  let system: TestSystem;
+  let setup: CodexSetup;
+
+  beforeAll(async () => {
+    setup = codexSetup({ CODEX_IDLE_MS: '1000' });
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+
+  it('is carried with the next turn on the thread, before its input, and only once', async () => {
+    const chatId = 4311;
+    await system.sendTelegram({ chatId, text: 'delay-resume: 2000' });
+    await system.waitForTelegram(chatId, 1);
+    const { instance } = await waitForTurnStart(setup, 'delay-resume: 2000');
+    await waitForCondition('the idle child to be closed', async () => !isFakeRunning(instance), 20_000);
+    const resumes = () => setup.readLog().filter((m) => m.received.method === 'thread/resume').length;
+    const resumesBefore = resumes();
+    await system.sendTelegram({ chatId, text: 'the words codex missed' });
+    await waitForCondition('the new child to send thread/resume', async () => resumes() > resumesBefore, 20_000);
+    await system.sendTelegram({ chatId, text: '/stop' });
+    expect((await system.waitForTelegram(chatId, 2)).at(-1)?.text).toBe('Stopped.');
+    expect(turnStartsFor(setup, 'the words codex missed')).toEqual([]);
+
+    // The same thread goes on (resumed, not new), so only carried context can tell Codex of the stopped message.
+    await system.sendTelegram({ chatId, text: 'i meant these words' });
+    expect((await system.waitForTelegram(chatId, 3)).at(-1)?.text).toBe('codex: i meant these words');
+    expect(setup.readLog().filter((m) => m.received.method === 'thread/start')).toHaveLength(1);
+    expect(turnStartsFor(setup, 'i meant these words').map(textOf)).toEqual([
+      expect.stringMatching(/^\[Earlier conversation[^\n]*\nUser: the words codex missed\n\[End of earlier conversation\.\]\n\ni meant these words$/),
+    ]);
+
+    // Codex has both now: a follow-up carries nothing again.
+    await system.sendTelegram({ chatId, text: 'a plain follow-up' });
+    expect((await system.waitForTelegram(chatId, 4)).at(-1)?.text).toBe('codex: a plain follow-up');
+    expect(turnStartsFor(setup, 'a plain follow-up').map(textOf)).toEqual(['a plain follow-up']);
+    expect(turnStartsFor(setup, 'the words codex missed')).toHaveLength(1);
   });
 });

@@ -63,6 +63,8 @@ export interface ExecutedTurn {
   error?: string;
   /** The runtime's thread (Codex), kept on the session by the commit for the next turn. */
   runtimeThreadId?: string;
+  /** The thread received this turn's input: the commit advances `sessions.runtime_synced_seq`. */
+  runtimeSynced?: boolean;
   /** The model that answered (or last failed): `turns.model` (docs/turns.md "Model fallbacks"). */
   model?: string;
   /** The growing message this turn streamed into (STREAMING), if it posted or took one over. */
@@ -186,6 +188,8 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
     const choice = await ctx.runtimes.runtimeFor(conversation);
     if (choice.kind !== 'ready') return { entries: [], status: 'failed', error: logRefusedRuntime(choice, log), replyText: notices.failed };
     const threadId = session.runtimeThreadId;
+    // What the thread never received (a turn stopped before Codex had its input): carried with this turn (docs/codex.md, "Threads").
+    const unseen = threadId ? prepared.sentHistory.filter((message) => message.seq > session.runtimeSyncedSeq) : [];
     const result = await choice.runtime.runTurn({
       instructions: ctx.config.SYSTEM_PROMPT,
       history: prepared.sentHistory,
@@ -216,9 +220,14 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
         begin: prepared.begin,
       }),
       ...(threadId ? { runtimeIds: { threadId } } : {}),
+      ...(unseen.length > 0 ? { runtimeUnseen: unseen } : {}),
       userKey: userKeyOf(first.platform, first.accountId, first.userId),
     });
-    const kept = { ...(result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {}), ...(result.model ? { model: result.model } : {}) };
+    const kept = {
+      ...(result.runtimeIds?.threadId ? { runtimeThreadId: result.runtimeIds.threadId } : {}),
+      ...(result.runtimeReceivedInput ? { runtimeSynced: true } : {}),
+      ...(result.model ? { model: result.model } : {}),
+    };
     if (result.outcome === 'interrupted') return { ...stopped(), entries: result.entries, ...kept };
     if (result.outcome === 'failed') return { ...(active.state.stopReason === 'timeout' ? { ...stopped(), entries: result.entries } : failedTurn(result.failure, result.entries, log)), ...kept };
     return { entries: result.entries, status: 'completed', replyText: result.text.trim() === '' ? notices.empty : result.text, ...kept };
@@ -366,6 +375,7 @@ export function buildCommit(request: CommitInputs, shape: ReplyShape): CommitTur
     stoppedByEventId: cancellingStopOf(active.state, status),
     // Under the commit's fence: a superseded turn moves neither the session's thread nor the crash streak.
     ...(executed.runtimeThreadId ? { runtimeThreadId: executed.runtimeThreadId } : {}),
+    ...(executed.runtimeSynced ? { runtimeSynced: true } : {}),
     ...(executed.model ? { model: executed.model } : {}),
     crashStreak: crashStreakChangeOf({ status, error }),
   };

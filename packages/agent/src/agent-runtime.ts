@@ -61,6 +61,13 @@ export interface RunTurnRequest {
   /** Ids the runtime returned for this conversation's previous turn (a thread to continue). */
   runtimeIds?: RuntimeIds;
   /**
+   * The stored messages of `history` that the thread of `runtimeIds` never
+   * received (a turn stopped before its input reached it, docs/codex.md,
+   * "Threads"), oldest first. A runtime that keeps its own context carries
+   * them before the input when it continues that thread; absent: none.
+   */
+  runtimeUnseen?: readonly TranscriptMessage[];
+  /**
    * The turn's user (`platform:account:user`, turns.user_key): what a runtime
    * limits per user (the Codex pool's children, CODEX_MAX_CHILDREN_PER_USER).
    */
@@ -123,6 +130,8 @@ interface TurnResultBase {
   /** Model steps that ended in tool calls. */
   toolIterations: number;
   runtimeIds?: RuntimeIds;
+  /** The thread of `runtimeIds` received this turn's input (and `runtimeUnseen`); only a runtime that keeps its own context says so. */
+  runtimeReceivedInput?: boolean;
   /** The model that answered (or last failed), for the turn's row and metrics; runtimes without a model name leave it out. */
   model?: string;
 }

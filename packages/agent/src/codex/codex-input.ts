@@ -7,7 +7,11 @@ import type { PermissionProfile, TranscriptMessage } from '@switchboard/core';
  */
 
 export interface TurnTextParts {
-  /** The session's transcript, given only when the turn opens a NEW thread (Codex keeps its own context otherwise). */
+  /**
+   * The session's transcript when the turn opens a NEW thread; on a thread
+   * Codex already has, only the stored messages it never received
+   * (RunTurnRequest.runtimeUnseen): Codex keeps its own context otherwise.
+   */
   history: readonly TranscriptMessage[];
   /** The user's messages, oldest first. */
   input: readonly string[];

@@ -65,6 +65,8 @@ export function resultOfTurn(end: TurnEnd, items: TurnItems, threadId: string | 
     entries: items.entries(),
     toolIterations: items.toolIterations,
     ...(threadId ? { runtimeIds: { threadId, ...(turnId ? { turnId } : {}) } } : {}),
+    // A turn id comes only from turn/start's answer or turn/started: Codex then holds the turn's input.
+    ...(threadId && turnId ? { runtimeReceivedInput: true } : {}),
   };
   switch (end.kind) {
     case 'completed':

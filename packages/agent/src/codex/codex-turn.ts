@@ -38,7 +38,7 @@ export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRe
     const { conversation } = context;
     const params = {
       threadId: thread.threadId,
-      input: [{ type: 'text', text: buildTurnText({ history: thread.isNew ? request.history : [], input: request.input }) }],
+      input: [{ type: 'text', text: buildTurnText({ history: thread.isNew ? request.history : (request.runtimeUnseen ?? []), input: request.input }) }],
       cwd: conversation.cwd,
       approvalPolicy: threadSettingsOf(conversation.profile).approvalPolicy,
       sandboxPolicy: sandboxPolicyOf(conversation.profile, conversation.cwd),

@@ -197,6 +197,14 @@ export interface CommitTurnInput {
    * the fence: a superseded turn never moves the session to its thread.
    */
   runtimeThreadId?: string;
+  /**
+   * The runtime's thread received this turn's input (Codex answered
+   * `turn/start`): `sessions.runtime_synced_seq` moves to the session's new
+   * last seq in the same fenced update, so the next turn carries nothing it
+   * already has. Absent: the thread may have missed the input, the next turn
+   * on it carries it (docs/codex.md, "Threads").
+   */
+  runtimeSynced?: boolean;
   /** The model that answered (or last failed), stored as `turns.model`; absent for a runtime without one. */
   model?: string;
   /** What the turn does to `conversations.runtime_crash_streak` (core crashStreakChangeOf); absent: nothing. */
@@ -253,6 +261,7 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
   const turnId = input.turnId ?? null;
   const eventIds = `{${input.inboundEventIds.join(',')}}`;
   const threadId = input.runtimeThreadId ?? null;
+  const synced = input.runtimeSynced === true;
   const crash = input.crashStreak === 'keep' ? null : (input.crashStreak ?? null);
   const [row] = await db.$client<{ fenced: boolean; outbox: JsonRow[] | null; messages: JsonRow[] | null; crash_streak: number | null }[]>`
     with turn_ok as materialized (
@@ -268,7 +277,8 @@ export async function commitTurn(db: Database, input: CommitTurnInput): Promise<
     ), s as (
       -- One update of the session row (a statement may change a row once): the sequence and the runtime's thread.
       update sessions set last_seq = last_seq + ${count}, message_count = message_count + ${count}, token_estimate = token_estimate + ${tokens},
-        runtime_thread_id = coalesce(${threadId}::text, runtime_thread_id)
+        runtime_thread_id = coalesce(${threadId}::text, runtime_thread_id),
+        runtime_synced_seq = case when ${synced}::boolean then last_seq + ${count} else runtime_synced_seq end
       where id = ${input.sessionId} and (${count}::int > 0 or ${threadId}::text is not null) and exists (select 1 from fence)
       returning last_seq
     ), m as (

@@ -33,6 +33,13 @@ export const sessions = pgTable(
     compressBlocked: boolean('compress_blocked').notNull().default(false),
     /** The runtime's thread for this session (a Codex thread id, continued with thread/resume after a restart). */
     runtimeThreadId: text('runtime_thread_id'),
+    /**
+     * The runtime's thread has received the transcript up to this seq
+     * (docs/codex.md, "Threads"): advanced by a turn's commit when the runtime
+     * reports that its input reached the thread; a Codex turn on an existing
+     * thread carries the stored messages after it.
+     */
+    runtimeSyncedSeq: integer('runtime_synced_seq').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

@@ -7,7 +7,6 @@ import {
   checkCodexInput,
   checkCodexReplies,
   codexLogOf,
-  noCodexTolerated,
   withoutApprovalPosts,
   type CodexRecord,
   type StoredApproval,
@@ -75,14 +74,12 @@ describe('Codex turn invariants', () => {
       expect(checkCodexInput(snapshot, with_({ turnStarts: [{ at: 2200, proc: 'p2', text: carried }] }))).toEqual([]);
     });
 
-    it('counts, with the tolerance given, a message whose turn was stopped before Codex got it; one of a completed turn always fails', () => {
+    it('flags a message whose turn was stopped before Codex got it, unless a later turn on the thread carried it (SEED=101)', () => {
       const stopped = { ...snapshot, turns: [snapshot.turns[0]!, turn(2, 'cancelled', 2100, 2500)], messages: snapshot.messages.slice(0, 3) };
       const unseen = with_({ turnStarts: [good.turnStarts[0]!] });
       expect(checkCodexInput(stopped, unseen)).toEqual([expect.stringContaining('event 3 "c1:a1 hello codex" never reached Codex')]);
-      const tolerated = noCodexTolerated();
-      expect(checkCodexInput(stopped, unseen, tolerated)).toEqual([]);
-      expect(tolerated.stoppedBeforeCodex).toBe(1);
-      expect(checkCodexInput(snapshot, unseen, tolerated)).toEqual([expect.stringContaining('event 3')]);
+      const carried = { at: 2600, proc: 'p1', text: `[Earlier conversation in this chat, for context:]\nUser: ${hello}\n[End of earlier conversation.]\n\nc1:a2 next` };
+      expect(checkCodexInput(stopped, with_({ turnStarts: [good.turnStarts[0]!, carried] }))).toEqual([]);
     });
 
     it('flags a message sent to Codex as new words after the turn that took it committed, but not as carried history', () => {

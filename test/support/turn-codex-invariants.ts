@@ -120,39 +120,21 @@ function newInputOf(text: string): string {
 
 const isCutOff = (t: StoredTurn | undefined) => t?.error === 'cut_off_by_restart' || (t?.cut_off_at ?? null) !== null;
 
-/** Counts of what a documented known problem let pass, for the test to log. */
-export interface CodexTolerated {
-  /** Messages whose turn was stopped before Codex got them, never sent to Codex after (docs/turns.md, "Known problems"). */
-  stoppedBeforeCodex: number;
-}
-
-export function noCodexTolerated(): CodexTolerated {
-  return { stoppedBeforeCodex: 0 };
-}
-
 /**
  * Codex got every message: each accepted user message reached the fake in a
  * `turn/start` at least once (as the user's words, or in the history a new
  * thread carries), and never as new words after the turn that took it had
  * committed (a stale holder starting Codex on input another turn answered).
- *
- * Tolerance `stoppedBeforeCodex` (a product defect, docs/turns.md "Known
- * problems", found by SEED=101): a message whose turn was interrupted or
- * stopped before its `turn/start` went out is stored, but a continuing
- * thread is sent only the next turn's own input, so Codex never reads it.
- * With `tolerated` given, such a message is counted, not failed; a message
- * of any other turn that never reached Codex always fails.
+ * A message whose turn was interrupted or stopped before its `turn/start`
+ * went out counts only once the next turn carried it (docs/codex.md,
+ * "Threads"; tolerated as a known problem until SEED=101's fix).
  */
-export function checkCodexInput(snapshot: ChatSnapshot, record: CodexRecord, tolerated?: CodexTolerated): string[] {
+export function checkCodexInput(snapshot: ChatSnapshot, record: CodexRecord): string[] {
   const problems: string[] = [];
   const turns = new Map(snapshot.turns.map((t) => [t.id, t]));
   for (const event of acceptedInput(snapshot)) {
     const clip = JSON.stringify(event.text.slice(0, 60));
-    const stopped = ['interrupted', 'cancelled'].includes(turns.get(event.turn_id ?? -1)?.status ?? '');
-    if (!record.turnStarts.some((start) => start.text.includes(event.text))) {
-      if (stopped && tolerated) tolerated.stoppedBeforeCodex += 1;
-      else problems.push(`event ${event.id} ${clip} never reached Codex in a turn/start`);
-    }
+    if (!record.turnStarts.some((start) => start.text.includes(event.text))) problems.push(`event ${event.id} ${clip} never reached Codex in a turn/start`);
     const committed = event.turn_id === null ? undefined : turns.get(event.turn_id)?.ended_at?.getTime();
     if (committed === undefined) continue;
     for (const late of record.turnStarts.filter((start) => start.at > committed + clockSlackMs && newInputOf(start.text).includes(event.text))) {
@@ -282,10 +264,10 @@ export function withoutApprovalPosts(shown: ShownMessage[], record: CodexRecord)
 }
 
 /** Every Codex check; `options.kills`: a worker was killed (SIGKILL) or stalled in the batch. */
-export function checkCodex(snapshot: ChatSnapshot, record: CodexRecord, shown: ShownMessage[], options: { kills: boolean; tolerated?: CodexTolerated }): string[] {
+export function checkCodex(snapshot: ChatSnapshot, record: CodexRecord, shown: ShownMessage[], options: { kills: boolean }): string[] {
   const faults = { kills: options.kills };
   return [
-    ...checkCodexInput(snapshot, record, options.tolerated).map((p) => `(codex input) ${p}`),
+    ...checkCodexInput(snapshot, record).map((p) => `(codex input) ${p}`),
     ...checkCodexDecisions(snapshot, record).map((p) => `(codex approvals) ${p}`),
     ...checkCodexReplies(snapshot, record).map((p) => `(codex replies) ${p}`),
     ...checkApprovalPosts(record, shown, faults).map((p) => `(codex questions) ${p}`),

@@ -85,6 +85,22 @@ describe("the runtime's thread on the session", () => {
     expect(await commitTurn(db.client.db, endOf(ids, begun.turnId, { runtimeThreadId: 'thr-stale' }))).toEqual({ kind: 'stale' });
     expect(await threadOf(ids.sessionId)).toBeNull();
   });
+
+  it('has seen the transcript up to the last seq of a commit whose input it received, never of one it did not (docs/codex.md, "Threads")', async () => {
+    const ids = await newConversation('2199');
+    const synced = async () =>
+      (await db.client.db.$client<{ runtime_synced_seq: number; last_seq: number }[]>`select runtime_synced_seq, last_seq from sessions where id = ${ids.sessionId}`)[0];
+    const begun = await begin(ids);
+    if (begun.kind !== 'begun') throw new Error(begun.kind);
+    const twoMessages = [{ role: 'user' as const, content: 'hello', tokens: 1, inboundEventId: ids.eventId }, { role: 'assistant' as const, content: 'hi', tokens: 1 }];
+    await commitTurn(db.client.db, endOf(ids, begun.turnId, { runtimeThreadId: 'thr-1', runtimeSynced: true, messages: twoMessages }));
+    expect(await synced()).toEqual({ runtime_synced_seq: 2, last_seq: 2 });
+    // Stopped before Codex had its input: stored, the mark stays.
+    expect((await playTurn('2199', ids.sessionId, { runtimeThreadId: 'thr-1', status: 'cancelled' }))?.kind).toBe('committed');
+    expect(await synced()).toEqual({ runtime_synced_seq: 2, last_seq: 3 });
+    expect((await playTurn('2199', ids.sessionId, { runtimeThreadId: 'thr-1', runtimeSynced: true }))?.kind).toBe('committed');
+    expect(await synced()).toEqual({ runtime_synced_seq: 4, last_seq: 4 });
+  });
 });
 
 describe('runtime crashes in a row', () => {

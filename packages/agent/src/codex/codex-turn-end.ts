@@ -60,13 +60,12 @@ export function codeOfCodexError(info: unknown): AgentErrorCode {
 }
 
 /** The turn's result: what the items made, the ids to keep, and the outcome. */
-export function resultOfTurn(end: TurnEnd, items: TurnItems, threadId: string | undefined, turnId: string | undefined): RunTurnResult {
+export function resultOfTurn(end: TurnEnd, items: TurnItems, threadId: string | undefined, turnId: string | undefined, inputReceived = false): RunTurnResult {
   const base = {
     entries: items.entries(),
     toolIterations: items.toolIterations,
     ...(threadId ? { runtimeIds: { threadId, ...(turnId ? { turnId } : {}) } } : {}),
-    // A turn id comes only from turn/start's answer or turn/started: Codex then holds the turn's input.
-    ...(threadId && turnId ? { runtimeReceivedInput: true } : {}),
+    ...(threadId && inputReceived ? { runtimeReceivedInput: true } : {}),
   };
   switch (end.kind) {
     case 'completed':

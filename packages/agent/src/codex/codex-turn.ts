@@ -45,6 +45,7 @@ export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRe
     };
     const started = await requestWithRetry(context.connection, 'turn/start', params, { retry: context.retry, signal: request.signal });
     if (started.kind !== 'result') return watch.result(endOfRequest('turn/start', started));
+    watch.markReceived();
     const turnId = parseLeniently(turnStartResultSchema, started.result)?.turn.id;
     if (turnId) watch.adoptTurnId(turnId);
     await watch.accept();
@@ -57,6 +58,8 @@ export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRe
 interface TurnWatch {
   setThread(threadId: string): void;
   adoptTurnId(turnId: string): void;
+  /** Codex answered turn/start: it holds the turn's input (RunTurnResult.runtimeReceivedInput). */
+  markReceived(): void;
   /** Calls onModelAccepted once (at turn/start's answer or turn/started, whichever comes first) and waits for it. */
   accept(): Promise<void>;
   readonly ended: Promise<TurnEnd>;
@@ -69,6 +72,8 @@ interface TurnState {
   /** Until a thread is open, the one the caller kept: a turn that fails before then hands it back unchanged. */
   threadId: string | undefined;
   turnId: string | undefined;
+  /** Codex answered turn/start or sent turn/started: the thread holds this turn's input. */
+  inputReceived: boolean;
   items: TurnItems;
   errorSeen: CodexErrorSeen | undefined;
   interruptWanted: boolean;
@@ -90,6 +95,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
   const state: TurnState = {
     threadId: request.runtimeIds?.threadId,
     turnId: undefined,
+    inputReceived: false,
     items: createTurnItems(),
     errorSeen: undefined,
     interruptWanted: false,
@@ -114,9 +120,10 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
       state.turnId ??= id;
       interrupter.sendWhenPossible();
     },
+    markReceived: () => (state.inputReceived = true),
     accept: () => state.markAccepted(),
     ended,
-    result: (end) => resultOfTurn(endOfStoppedTurn(end, state.interruptWanted), state.items, state.threadId, state.turnId),
+    result: (end) => resultOfTurn(endOfStoppedTurn(end, state.interruptWanted), state.items, state.threadId, state.turnId, state.inputReceived),
     dispose() {
       turnOver.abort();
       interrupter.dispose();
@@ -169,6 +176,7 @@ function readTurnNotification(state: TurnState, method: string, params: unknown,
     const turn = parseLeniently(turnNotificationSchema, params)?.turn;
     if (!turn || (state.turnId && turn.id !== state.turnId)) return;
     state.turnId ??= turn.id;
+    state.inputReceived = true;
     sendInterruptWhenPossible();
     if (method === 'turn/started') void state.markAccepted();
     else state.finish(endOfCompletedTurn(turn.status, turn.error?.message, state.errorSeen));

@@ -139,6 +139,14 @@ describe('Codex turn invariants', () => {
       expect(checkApprovalPosts(good, [], { kills: false })).toEqual(["approval 1's question (message 11) was never shown"]);
     });
 
+    it('lets a settled question keep its buttons only when its asking turn was cut off in a batch with a kill (known problem)', () => {
+      const chat = [shown(11, 'Approval needed: run a command?', true)];
+      const turnOfApproval = good.approvals[0]!.turn_id;
+      expect(checkApprovalPosts(good, chat, { kills: true, cutOffTurns: new Set([turnOfApproval]) })).toEqual([]);
+      expect(checkApprovalPosts(good, chat, { kills: false, cutOffTurns: new Set([turnOfApproval]) })).toHaveLength(1);
+      expect(checkApprovalPosts(good, chat, { kills: true, cutOffTurns: new Set([turnOfApproval + 1]) })).toHaveLength(1);
+    });
+
     it('flags a question no approval recorded, unless a worker was killed', () => {
       const chat = [shown(11, 'Approval needed: run a command?'), shown(99, 'Approval needed: run a command?')];
       expect(checkApprovalPosts(good, chat, { kills: false })).toEqual(['1 question(s) shown that no approval recorded: 99']);

@@ -187,6 +187,10 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
     if (forModel.length === 0) return { entries: [], status: 'completed', replyText: null };
     const choice = await ctx.runtimes.runtimeFor(conversation);
     if (choice.kind !== 'ready') return { entries: [], status: 'failed', error: logRefusedRuntime(choice, log), replyText: notices.failed };
+    // The first request goes out alongside the running-turn row only while this worker's last beat is fresh. After a
+    // stall (SIGSTOP, a long pause) it waits for the row: a worker declared dead meanwhile is refused it, and sends
+    // nothing (SEED=909: a woken worker's request ran beside the holder's before its refused row stopped it).
+    if (!ctx.heartbeat.mayAct() && (await prepared.begin).kind !== 'begun') return stopped();
     const threadId = session.runtimeThreadId;
     // What the thread never received (a turn stopped before Codex had its input): carried with this turn (docs/codex.md, "Threads").
     const unseen = threadId ? prepared.sentHistory.filter((message) => message.seq > session.runtimeSyncedSeq) : [];

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@switchboard/harness';
 import { waitForCondition } from './turn-helpers.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { TestSystem } from './system.ts';
 
 // Worker processes with AGENT_RUNTIME=codex against the fake app-server of apps/sim (docs/codex.md):
 // the env that points a worker at the fake, and the fake's log of every message it received.
@@ -129,4 +131,32 @@ export function isFakeRunning(instance: string): boolean {
         return false;
       }
     });
+}
+
+/**
+ * One describe block's worker processes on the fake app-server: a fresh
+ * codexSetup(extra) and TestSystem before its tests, both closed after. Read
+ * `system` and `setup` inside the tests (they exist once beforeAll ran).
+ */
+export function useCodexSystem(extra: Record<string, string> = {}): { readonly system: TestSystem; readonly setup: CodexSetup } {
+  let system: TestSystem | undefined;
+  let setup: CodexSetup | undefined;
+  beforeAll(async () => {
+    setup = codexSetup(extra);
+    system = await TestSystem.start({ workerProcesses: true, workerEnv: setup.workerEnv });
+  });
+  afterAll(async () => {
+    await system?.close();
+    setup?.cleanup();
+  });
+  return {
+    get system() {
+      if (!system) throw new Error('the Codex system is read before beforeAll started it');
+      return system;
+    },
+    get setup() {
+      if (!setup) throw new Error('the Codex setup is read before beforeAll made it');
+      return setup;
+    },
+  };
 }

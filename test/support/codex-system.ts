@@ -35,8 +35,6 @@ export interface Logged {
   pid: number;
   /** Which fake process: one id per process (`isFakeRunning` finds it by its title). */
   instance: string;
-  /** The same id, by the name the scenario checks read. */
-  proc?: string;
   /** When the fake read it (ms, its clock: the host's). */
   at?: number;
   /** For our answer to one of its requests: that request's method and what it asked about. */

@@ -169,7 +169,7 @@ describe('Codex turn invariants', () => {
   });
 
   it('codexLogOf takes the turn/starts and decisions of the fake processes whose cwd is the conversation’s workspace', () => {
-    const line = (proc: string, received: Logged['received'], extra: Partial<Logged> = {}): Logged => ({ pid: 1, instance: proc, proc, at: 5, received, ...extra });
+    const line = (proc: string, received: Logged['received'], extra: Partial<Logged> = {}): Logged => ({ pid: 1, instance: proc, at: 5, received, ...extra });
     const log = [
       line('a', { id: 1, method: 'thread/start', params: { cwd: '/w/7' } }),
       line('a', { id: 2, method: 'turn/start', params: { cwd: '/w/7', input: [{ type: 'text', text: run }] } }),

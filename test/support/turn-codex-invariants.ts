@@ -64,7 +64,7 @@ export interface CodexRecord {
  * (`<CODEX_WORKSPACES>/<conversation id>`) names.
  */
 export function codexLogOf(log: Logged[], conversationId: number): Pick<CodexRecord, 'turnStarts' | 'decisions'> {
-  const procOf = (entry: Logged) => entry.proc ?? String(entry.pid);
+  const procOf = (entry: Logged) => entry.instance;
   const procs = new Set(log.filter((e) => typeof e.received.params?.cwd === 'string' && basename(e.received.params.cwd) === String(conversationId)).map(procOf));
   const mine = log.filter((e) => procs.has(procOf(e)));
   return {

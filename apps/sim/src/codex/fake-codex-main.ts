@@ -29,9 +29,7 @@ const server = createFakeCodexServer(
   {
     write: (line) => process.stdout.write(`${line}\n`),
     record: (message, answering) => {
-      // `proc` repeats `instance` for the scenario checks that read it by that name.
-      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, instance, proc: instance, at: Date.now(), received: message, ...(answering ? { answering } : {}) })}
-`);
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, instance, at: Date.now(), received: message, ...(answering ? { answering } : {}) })}\n`);
     },
     exit: (code) => process.exit(code),
   },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { codexSetup, decisionsSent, waitForTurnStart, type CodexSetup } from '../support/codex-system.ts';
+import { restartWorker } from '../support/restart-helpers.ts';
 import { botToken, postJson, TestSystem } from '../support/system.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
@@ -202,6 +203,29 @@ describe('Codex approvals in the chat, through a worker process', () => {
     expect((await chat.turnsOf(String(chatId))).map((t) => t.status)).toEqual(['cancelled']);
     expect((await chat.telegramSent(chatId)).map((m) => m.text)).not.toContain('codex: ran make release');
   });
+
+  // Issue 29, found by the scenario test (SEED=505, SEED=606): only the asking turn edited its question, so a
+  // question whose worker died kept its buttons for good once it was superseded or answered.
+  it('a question whose worker was SIGKILLed loses its buttons once the resumed turn asks again; the new one is answered', async () => {
+    const chatId = 5109;
+    await system.sendTelegram({ chatId, text: 'run: make deploy' });
+    const first = await chat.waitForTelegramText(chatId, (t) => t.includes('make deploy'), 'the first question about make deploy');
+    expect(first.reply_markup).toBeDefined();
+    await restartWorker(system, 'SIGKILL');
+
+    // The resumed turn asks again; the first question is superseded, and the sweep edits it.
+    await waitForCondition('a second question', async () => (await chat.telegramSent(chatId)).filter((m) => m.text.includes('make deploy')).length === 2, 30_000);
+    const second = (await chat.telegramSent(chatId)).filter((m) => m.text.includes('make deploy'))[1] as TelegramSent;
+    expect(second.reply_markup).toBeDefined();
+    await waitForCondition('the first question to lose its buttons', async () => (await chat.telegramSent(chatId)).find((m) => m.message_id === first.message_id)?.reply_markup === undefined, 10_000);
+    const tidied = (await chat.telegramSent(chatId)).find((m) => m.message_id === first.message_id);
+    expect(tidied?.text.split('\n').at(-1)).toBe('The question was withdrawn.');
+
+    expect((await chat.pressTelegram(chatId, second.message_id, chatId, 'Approve')).answer?.text).toBe(`Approved by ${chatId}.`);
+    await chat.waitForTelegramText(chatId, (t) => t === 'codex: ran make deploy', 'the answer after the command ran');
+    expect((await chat.telegramSent(chatId)).find((m) => m.message_id === second.message_id)?.reply_markup).toBeUndefined();
+    expect((await chat.approvalsOf(String(chatId))).map((a) => [a.status, a.decided_via])).toEqual([['cancelled', 'superseded'], ['approved', 'button']]);
+  }, 60_000);
 });
 
 describe('a Codex question nobody answers, through a worker process', () => {

@@ -8,7 +8,7 @@ import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { checkCodex, codexLogOf, describeCodex, withoutApprovalPosts, type CodexRecord, type UserAnswer } from '../support/turn-codex-invariants.ts';
 import { codexShare, scenarioApprovalTimeoutSeconds } from '../support/turn-codex-random.ts';
-import { addCodexCoverage, answerQuestion, loadApprovals, switchToCodex } from '../support/turn-codex-record.ts';
+import { addCodexCoverage, answerQuestion, loadApprovals, switchToCodex, waitForQuestionsTidied } from '../support/turn-codex-record.ts';
 import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage, generateFaults, injectFaults, stallsWorker, type FaultCoverage, type ProcessFault } from '../support/turn-faults.ts';
 import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, waitForIdle, type ModelRequest } from '../support/turn-helpers.ts';
 import { checkAll, describeChat, describeTolerated, noneTolerated, type Tolerated } from '../support/turn-invariants.ts';
@@ -207,6 +207,8 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       // A last message once all is quiet: its completed reply must clear any restart count (check (l)).
       await Promise.all(batch.map((s, i) => send(s.chatId, `${chatPrefix(s.chatId)}fin all done`, played[i]?.problems ?? [])));
       await waitForIdle(system, chatIds, 30_000);
+      // A question whose asking turn died is edited by the next recovery sweep; its check (codex questions) reads the chat after it.
+      await waitForQuestionsTidied(system, chatIds);
 
       const context: BatchContext = { requests: await modelRequests(system), faults, idleCounts, tolerated: noneTolerated(), coverage: emptyCoverage() };
       const failures: string[] = [];

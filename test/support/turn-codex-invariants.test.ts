@@ -34,7 +34,7 @@ function message(seq: number, turnId: number, role: StoredMessage['role'], conte
 }
 function approval(id: number, turnId: number, status: StoredApproval['status'], extra: Partial<StoredApproval> = {}): StoredApproval {
   const via = { approved: 'button', approved_for_session: 'text', denied: 'text', expired: 'timeout', cancelled: 'cancelled', pending: null }[status];
-  return { id, turn_id: turnId, status, decided_via: via, summary: 'run `make c1-a0`', question_message_id: `${10 + id}`, decided_at: status === 'pending' ? null : at(1500), ...extra };
+  return { id, turn_id: turnId, status, decided_via: via, summary: 'run `make c1-a0`', question_message_id: `${10 + id}`, decided_at: status === 'pending' ? null : at(1500), tidied: status !== 'pending', ...extra };
 }
 
 /** Turn 1 asked to run make c1-a0, the user approved, Codex ran it; turn 2 echoed "hello". */
@@ -139,12 +139,15 @@ describe('Codex turn invariants', () => {
       expect(checkApprovalPosts(good, [], { kills: false })).toEqual(["approval 1's question (message 11) was never shown"]);
     });
 
-    it('lets a settled question keep its buttons only when its asking turn was cut off in a batch with a kill (known problem)', () => {
+    it('lets a settled question keep its buttons only when a sweeper claimed its edit and a kill cut its asking turn off', () => {
       const chat = [shown(11, 'Approval needed: run a command?', true)];
       const turnOfApproval = good.approvals[0]!.turn_id;
       expect(checkApprovalPosts(good, chat, { kills: true, cutOffTurns: new Set([turnOfApproval]) })).toEqual([]);
       expect(checkApprovalPosts(good, chat, { kills: false, cutOffTurns: new Set([turnOfApproval]) })).toHaveLength(1);
       expect(checkApprovalPosts(good, chat, { kills: true, cutOffTurns: new Set([turnOfApproval + 1]) })).toHaveLength(1);
+      // Owed its edit and never edited: the sweep did not do its job (SEED=505, SEED=606 before it did).
+      const owed = { ...good, approvals: good.approvals.map((a) => ({ ...a, tidied: false })) };
+      expect(checkApprovalPosts(owed, chat, { kills: true, cutOffTurns: new Set([turnOfApproval]) })).toEqual(['approval 1 is approved, but its question still shows its buttons']);
     });
 
     it('flags a question no approval recorded, unless a worker was killed', () => {

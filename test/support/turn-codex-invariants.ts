@@ -25,6 +25,8 @@ export interface StoredApproval {
   /** The platform message the question was posted as (null: never posted, or the worker died before it recorded it). */
   question_message_id: string | null;
   decided_at: Date | null;
+  /** Its edit (buttons gone) was done, or claimed by a sweeping worker (approvals.question_tidied_at). */
+  tidied: boolean;
 }
 
 /** A `turn/start` the fake received for this conversation: when (the host's clock), from which fake process, its text. */
@@ -234,10 +236,11 @@ export function checkCodexReplies(snapshot: ChatSnapshot, record: CodexRecord): 
  * is one the approvals table knows; one "No answer in time: declined." per
  * question that timed out. With a SIGKILL or a stall in the batch, a worker
  * can die between posting a question and recording it, or between closing it
- * and saying so: then a stray question, or fewer lines, pass. And a question
- * whose asking turn was cut off (its worker died) keeps its buttons after it
- * is answered or superseded: only the asking turn tidies its question today
- * (a known problem, docs/turns.md "Known problems"; SEED=505, SEED=606).
+ * and saying so: then a stray question, or fewer lines, pass. A question whose
+ * asking turn was cut off (its worker died) is edited by the recovery sweep
+ * (SEED=505, SEED=606 before that); it may keep its buttons only when a
+ * sweeping worker claimed it and was killed before its edit (the one window
+ * left, docs/codex.md "Approvals in chat").
  */
 export function checkApprovalPosts(record: CodexRecord, shown: ShownMessage[], faults: { kills: boolean; cutOffTurns?: ReadonlySet<number> }): string[] {
   const problems: string[] = [];
@@ -245,7 +248,7 @@ export function checkApprovalPosts(record: CodexRecord, shown: ShownMessage[], f
   for (const row of record.approvals.filter((a) => a.question_message_id !== null)) {
     const message = shown.find((m) => String(m.message_id) === row.question_message_id);
     if (!message) problems.push(`approval ${row.id}'s question (message ${row.question_message_id}) was never shown`);
-    else if (row.status !== 'pending' && message.reply_markup !== undefined && !(faults.kills && faults.cutOffTurns?.has(Number(row.turn_id)))) {
+    else if (row.status !== 'pending' && message.reply_markup !== undefined && !(faults.kills && row.tidied && faults.cutOffTurns?.has(Number(row.turn_id)))) {
       problems.push(`approval ${row.id} is ${row.status}, but its question still shows its buttons`);
     }
   }

@@ -3,7 +3,7 @@ import { adminRequest } from './admin-client.ts';
 import { postJson, type TestSystem } from './system.ts';
 import type { CodexRecord, StoredApproval, UserAnswer } from './turn-codex-invariants.ts';
 import type { FaultCoverage } from './turn-faults.ts';
-import { sentTo, type ShownMessage } from './turn-helpers.ts';
+import { sentTo, waitForCondition, type ShownMessage } from './turn-helpers.ts';
 import type { ScenarioAction } from './turn-random.ts';
 
 /**
@@ -77,8 +77,25 @@ async function waitForQuestion(system: TestSystem, chatId: number, command: stri
 /** The conversation's questions, oldest first. */
 export async function loadApprovals(system: TestSystem, chatId: number): Promise<StoredApproval[]> {
   return system.sql<StoredApproval[]>`
-    select a.id::int as id, a.turn_id::int as turn_id, a.status, a.decided_via, a.summary, a.question_ref->>'platformMessageId' as question_message_id, a.decided_at
+    select a.id::int as id, a.turn_id::int as turn_id, a.status, a.decided_via, a.summary, a.question_ref->>'platformMessageId' as question_message_id, a.decided_at,
+      a.question_tidied_at is not null as tidied
     from approvals a join conversations c on c.id = a.conversation_id where c.chat_id = ${String(chatId)} order by a.id`;
+}
+
+/**
+ * Waits (up to 15 s) until no settled question of these chats is still owed
+ * its edit: one whose asking turn died is edited by a recovery sweep, which
+ * runs every SWEEP_INTERVAL_MS. Gives up quietly: the check then says what
+ * the chat still shows.
+ */
+export async function waitForQuestionsTidied(system: TestSystem, chatIds: number[]): Promise<void> {
+  const ids = chatIds.map(String);
+  await waitForCondition('settled questions to be edited', async () => {
+    const [row] = await system.sql<{ owed: number }[]>`
+      select count(*)::int as owed from approvals a join conversations c on c.id = a.conversation_id
+      where c.chat_id in ${system.sql(ids)} and a.status <> 'pending' and a.question_ref is not null and a.question_tidied_at is null`;
+    return row?.owed === 0;
+  }, 15_000, 200).catch(() => undefined);
 }
 
 /** A Codex conversation's share of the batch's coverage line: that it ran, and how its questions ended. */

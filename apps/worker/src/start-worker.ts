@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
 import { createApprovalWaiters, subscribeApprovalWaiters } from './approvals/approval-waiters.ts';
+import { tidySettledQuestions } from './approvals/tidy-questions.ts';
 import { createLeaseManager } from './conversation-lease.ts';
 import { createDeferredConversations } from './deferred-conversations.ts';
 import { createHeartbeatHealth } from './heartbeat-health.ts';
@@ -67,7 +68,11 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   await applyRestartRules(ctx);
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
-  const sweep = startRecoverySweep({ db: db.db, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep: () => applyRestartRules(ctx) });
+  const beforeSweep = async () => {
+    await applyRestartRules(ctx);
+    await tidySettledQuestions(ctx);
+  };
+  const sweep = startRecoverySweep({ db: db.db, queue, log, intervalMs: config.SWEEP_INTERVAL_MS, beforeSweep });
   stopTakingWork = () => {
     ctx.closing = true;
     sweep.stop().catch((err: unknown) => log.warn({ err }, 'sweep not stopped cleanly'));

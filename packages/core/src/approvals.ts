@@ -103,6 +103,27 @@ export const approvalReplies = {
   codeRequired: 'This request was too long to show whole: approve it by typing /approve and the code the question shows.',
 } as const;
 
+/**
+ * The line under a settled question once its buttons are gone: the same
+ * whether the asking turn edits it or the recovery sweep does (its turn's
+ * worker died while it was open).
+ */
+export function describeApprovalOutcome(status: 'pending' | 'approved' | 'approved_for_session' | 'denied' | 'cancelled' | 'expired'): string {
+  switch (status) {
+    case 'expired':
+    case 'pending':
+      return approvalReplies.timedOut;
+    case 'cancelled':
+      return approvalReplies.cancelled;
+    case 'denied':
+      return 'Denied.';
+    case 'approved_for_session':
+      return 'Approved for this session.';
+    case 'approved':
+      return 'Approved.';
+  }
+}
+
 /** The refusal told to someone who may not answer: names the asking user by their id on the platform. */
 export function renderNotAllowed(askedOfUserKey: string | null): string {
   const who = askedOfUserKey ? askedOfUserKey.split(':').slice(2).join(':') : undefined;

@@ -5,6 +5,7 @@ export {
   approvalChoiceOfCommand,
   approvalChoices,
   approvalReplies,
+  describeApprovalOutcome,
   encodeApprovalPayload,
   isApprovalCommand,
   mayAnswerApproval,

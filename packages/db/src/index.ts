@@ -29,4 +29,5 @@ export * from './queries/worker-registry.ts';
 export * from './queries/discord-session-store.ts';
 export * from './queries/telegram-poll-offset.ts';
 export * from './queries/approval-store.ts';
+export * from './queries/question-tidy.ts';
 export * from './queries/pairing-store.ts';

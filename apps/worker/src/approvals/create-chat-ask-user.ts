@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { ApprovalAnswer, ApprovalQuestion, AskUser } from '@switchboard/agent';
-import { approvalButtons, approvalQuestionIsCut, approvalReplies, encodeApprovalPayload, formatApproveCode, renderAnsweredQuestion, renderApprovalQuestion } from '@switchboard/core';
-import { insertApproval, recordAutoApproval, setApprovalQuestionRef, settleApproval, type ApprovalRow } from '@switchboard/db';
+import { approvalButtons, approvalQuestionIsCut, approvalReplies, describeApprovalOutcome, encodeApprovalPayload, formatApproveCode, renderAnsweredQuestion, renderApprovalQuestion } from '@switchboard/core';
+import { insertApproval, markQuestionTidied, recordAutoApproval, setApprovalQuestionRef, settleApproval, type ApprovalRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { ApprovalContext } from './approval-context.ts';
 import { deliverQueuedReplies, waitForAnswer, type WaitOutcome } from './wait-for-answer.ts';
@@ -85,20 +85,18 @@ async function concludeQuestion(ctx: ApprovalContext, turn: ApprovalTurn, asked:
       : await settleApproval(ctx.db, asked.id, outcome.kind === 'timeout' ? 'expired' : 'cancelled', outcome.kind === 'timeout' ? 'timeout' : 'cancelled');
   const status = outcome.kind === 'aborted' ? 'cancelled' : (row?.status ?? 'expired');
   const sender = ctx.senders.get(turn.platform);
-  const line = status === 'expired' ? approvalReplies.timedOut : status === 'cancelled' ? approvalReplies.cancelled : undefined;
   try {
     // An answer's own line ("Approved by …") is in the outbox, queued by the gateway; it goes out now, before the turn goes on.
-    if (line === undefined) await deliverQueuedReplies(ctx, turn.conversationId, asked.id);
-    await sender?.replaceText?.(turn.replyTarget, messageId, renderAnsweredQuestion(asked, line ?? describeDecision(status)));
+    if (status !== 'expired' && status !== 'cancelled') await deliverQueuedReplies(ctx, turn.conversationId, asked.id);
+    if (sender?.replaceText) {
+      await sender.replaceText(turn.replyTarget, messageId, renderAnsweredQuestion(asked, describeApprovalOutcome(status)));
+      await markQuestionTidied(ctx.db, asked.id);
+    }
     if (status === 'expired') await sender?.sendText(turn.replyTarget, approvalReplies.timedOut, { partIndex: 1 });
   } catch (err) {
     log.warn({ err, status }, 'approval outcome not shown in the chat');
   }
   return toAnswer(status);
-}
-
-function describeDecision(status: ApprovalRow['status']): string {
-  return status === 'denied' ? 'Denied.' : status === 'approved_for_session' ? 'Approved for this session.' : 'Approved.';
 }
 
 function toAnswer(status: ApprovalRow['status']): ApprovalAnswer {

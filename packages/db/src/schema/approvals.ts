@@ -39,10 +39,18 @@ export const approvals = pgTable(
     askedAt: timestamp('asked_at', { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     decidedAt: timestamp('decided_at', { withTimezone: true }),
+    /**
+     * When the posted question was edited to its outcome (its buttons gone). Null while that is
+     * owed: the asking turn does it, or, when that turn's worker died, the recovery sweep
+     * (docs/codex.md, "Approvals in chat").
+     */
+    questionTidiedAt: timestamp('question_tidied_at', { withTimezone: true }),
   },
   (t) => [
     index('approvals_turn_idx').on(t.turnId),
     // At most one open question per conversation: a turn waits on one approval at a time.
     uniqueIndex('approvals_one_pending_idx').on(t.conversationId).where(sql`${t.status} = 'pending'`),
+    // What the recovery sweep reads every pass (claimUntidiedQuestions): only posted questions still owed their edit.
+    index('approvals_untidied_idx').on(t.id).where(sql`${t.questionTidiedAt} is null and ${t.questionRef} is not null`),
   ],
 );

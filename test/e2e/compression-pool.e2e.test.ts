@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { estimateMessageTokens } from '@switchboard/core';
+import { estimateMessageTokens } from '@switchboard/agent';
 import { adminRequest, adminTokenEnv, aliceToken } from '../support/admin-client.ts';
 import { TestSystem } from '../support/system.ts';
 import { chatPrefix, lastUserText, modelRequests, waitForCondition, type ModelRequest } from '../support/turn-helpers.ts';

@@ -1,9 +1,8 @@
 import { createInterface } from 'node:readline';
 import { createConversationActions } from '@switchboard/actions';
 import * as agent from '@switchboard/agent';
-import type { AgentRuntime } from '@switchboard/agent';
+import { estimateMessageTokens, type AgentRuntime } from '@switchboard/agent';
 import { parseConfig, workerEnvSchema } from '@switchboard/config';
-import { estimateMessageTokens } from '@switchboard/core';
 import { createDbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { compressConversation } from '../../apps/worker/src/compress-session.ts';

@@ -1,8 +1,7 @@
-import { AgentError, renderTranscriptForSummary } from '@switchboard/agent';
+import { AgentError, estimateMessageTokens, renderTranscriptForSummary } from '@switchboard/agent';
 import {
   automaticCompressionGate,
   compressionBackoffMaxDoublings,
-  estimateMessageTokens,
   findToolTail,
   normaliseText,
   hasEnoughToSummarise,

@@ -1,7 +1,6 @@
+import { estimateMessageTokens, estimateMessageTokensPaced } from '@switchboard/agent';
 import {
   apiOnlyNotes,
-  estimateMessageTokens,
-  estimateMessageTokensPaced,
   estimateRequestTokens,
   findToolTail,
   needsCompression,

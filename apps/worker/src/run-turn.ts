@@ -1,5 +1,5 @@
-import type { TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { crashStreakChangeOf, crashStreakSuspends, estimateMessageTokens, normaliseText, resolveStreaming, splitMessage, staleTurnRule, stoppedStreamText, userKeyOf } from '@switchboard/core';
+import { estimateMessageTokens, type TranscriptEntry, type TurnFailure } from '@switchboard/agent';
+import { crashStreakChangeOf, crashStreakSuspends, normaliseText, resolveStreaming, splitMessage, staleTurnRule, stoppedStreamText, userKeyOf } from '@switchboard/core';
 import {
   abandonTurn,
   acknowledgeRecoveryNote,

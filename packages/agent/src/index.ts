@@ -26,3 +26,4 @@ export { splitCommandLine } from './codex/split-command.ts';
 export type { ChildEnvOutcome, CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';
 export { buildCodexChildEnv, readProviderKeyName } from './codex/codex-child-env.ts';
 export { checkCodexSandbox, findExecutable, wrapCodexCommand, type CodexSandboxSettings, type SandboxCheck, type SandboxedDirs } from './codex/codex-sandbox.ts';
+export { estimateMessageTokens, estimateMessageTokensPaced } from './estimate-tokens.ts';

@@ -39,7 +39,6 @@ export {
   type StoredCommand,
 } from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';
-export { estimateMessageTokens, estimateMessageTokensPaced } from './estimate-tokens.ts';
 export { splitMessage } from './split-message.ts';
 export { findToolTail, type ToolTail, type TranscriptMessageLike } from './tool-tail.ts';
 export type { ToolCall, TranscriptMessage } from './transcript-message.ts';

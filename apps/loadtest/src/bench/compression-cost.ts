@@ -1,5 +1,6 @@
 import postgres from 'postgres';
-import { estimateMessageTokens, resolveConversationKey } from '@switchboard/core';
+import { estimateMessageTokens } from '@switchboard/agent';
+import { resolveConversationKey } from '@switchboard/core';
 import { defaultTranscriptPath, loadTranscripts } from '../transcripts.ts';
 import { benchBotToken, getJson, postJson, type SystemUnderTest } from './system-under-test.ts';
 

@@ -42,14 +42,17 @@ import { describeScript, generateScript, losesLease, modelRules, Random, seedFro
  * adds slow summaries and streamed answers, =no-stream leaves the streamed
  * answers out); TURN_STALLS=off (no SIGSTOP faults); TURN_CODEX=off (no Codex
  * conversations: a seed replays its scripts of before). The scripts and fault plans are
- * reproducible from the seed (SEED=<n> replays them); the timing of the
+ * reproducible from the seed (SEED=<n> replays them); TURN_SEEDS=<k> plays
+ * seeds SEED … SEED+k-1 one after another on the same processes (each seed
+ * its own chats), for a long run without a start-up per seed; the timing of the
  * system under test is not, which is the point: whatever the interleaving,
  * the invariants (turn-invariants.ts, turn-fault-invariants.ts,
  * turn-codex-invariants.ts) must hold for every conversation once it is idle
  * and has had a last, quiet message.
  */
 
-const seed = seedFromEnv();
+const firstSeed = seedFromEnv();
+const seedCount = Number(process.env.TURN_SEEDS ?? 1);
 const conversationCount = Number(process.env.TURN_SCENARIOS ?? 200);
 const batchSize = 40;
 const firstChatId = 30_000;
@@ -57,11 +60,25 @@ const firstChatId = 30_000;
 const maxQueuedInput = 6;
 const streaming = process.env.TURN_STREAMING !== 'off';
 
-const random = new Random(seed);
-const scripts: ConversationScript[] = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + i));
-const batches: ConversationScript[][] = [];
-for (let i = 0; i < scripts.length; i += batchSize) batches.push(scripts.slice(i, i + batchSize));
-const faultPlans: ProcessFault[][] = batches.map(() => generateFaults(random));
+/** One seed's scripts in batches, with each batch's process faults; the k-th seed's chats follow the (k-1)-th's. */
+interface SeedRun {
+  seed: number;
+  scripts: ConversationScript[];
+  batches: ConversationScript[][];
+  faultPlans: ProcessFault[][];
+}
+
+function planSeed(seed: number, k: number): SeedRun {
+  const random = new Random(seed);
+  const scripts = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + k * conversationCount + i));
+  const batches: ConversationScript[][] = [];
+  for (let i = 0; i < scripts.length; i += batchSize) batches.push(scripts.slice(i, i + batchSize));
+  return { seed, scripts, batches, faultPlans: batches.map(() => generateFaults(random)) };
+}
+
+if (!Number.isInteger(seedCount) || seedCount < 1) throw new Error(`TURN_SEEDS must be a positive integer: got ${process.env.TURN_SEEDS}`);
+const runs: SeedRun[] = Array.from({ length: seedCount }, (_, k) => planSeed((firstSeed + k) >>> 0, k));
+const seedLabel = seedCount === 1 ? `SEED=${firstSeed}` : `SEED=${firstSeed}, TURN_SEEDS=${seedCount}`;
 
 const workerEnv: Record<string, string> = {
   ...fastRestartEnv,
@@ -91,6 +108,8 @@ interface BatchContext {
   idleCounts: Map<number, { restartCount: number; at: Date }>;
   tolerated: Tolerated;
   coverage: FaultCoverage;
+  /** The fake Codex's log as the batch ended, read once per batch (it grows with every seed). */
+  codexLog: ReturnType<CodexSetup['readLog']>;
 }
 
 /** What a conversation's player saw go wrong, and the questions its user answered. */
@@ -99,15 +118,15 @@ interface Played {
   answers: UserAnswer[];
 }
 
-describe(`randomized turn scenarios (SEED=${seed})`, () => {
+describe(`randomized turn scenarios (${seedLabel})`, () => {
   let system: TestSystem;
   let redis: Redis;
   let codex: CodexSetup;
 
   beforeAll(async () => {
-    const codexCount = scripts.filter((s) => s.runtime === 'codex').length;
+    const codexCount = runs[0]?.scripts.filter((s) => s.runtime === 'codex').length ?? 0;
     console.log(
-      `[turn-scenarios] SEED=${seed}: ${conversationCount} conversations (${codexCount} on Codex${codexShare() === 0 ? ', TURN_CODEX=off' : ''}) in ${batches.length} batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
+      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
     );
     codex = codexSetup();
     // Dozens of Codex children start per batch on two cores: as one bundled file, each starts on a quarter of the CPU.
@@ -118,7 +137,6 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv },
       gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv },
     });
-    await system.setModelScript({ rules: modelRules(scripts) });
     redis = new Redis(redisUrl());
   }, 90_000);
   afterAll(async () => {
@@ -178,7 +196,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
     const injectedHere = { restarts: faults.length > 0, kills, leaseLoss: losesLease(script) || stallsWorker(faults), stalls: stallsWorker(faults), maxQueuedInput };
     let record: CodexRecord | undefined;
     if (snapshot.runtime === 'codex') {
-      record = { approvals: await loadApprovals(system, script.chatId), ...codexLogOf(codex.readLog(), snapshot.conversationId), answers: played.answers };
+      record = { approvals: await loadApprovals(system, script.chatId), ...codexLogOf(batch.codexLog, snapshot.conversationId), answers: played.answers };
       addCodexCoverage(coverage, record);
     }
     // A Codex conversation's questions are posted by the waiting turn, not through the outbox: its own check compares them.
@@ -192,11 +210,14 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
     return `${describeScript(script)}\n    ${problems.join('\n    ')}\n${describeChat(snapshot, chatRequests)}${record ? `\n${describeCodex(record)}` : ''}`;
   }
 
-  for (const [b, batch] of batches.entries()) {
+  for (const { seed, scripts, batches, faultPlans } of runs) for (const [b, batch] of batches.entries()) {
     const first = batch[0]!.index;
     const last = batch.at(-1)!.index;
     const faults = faultPlans[b] ?? [];
-    it(`batch ${b + 1}/${batches.length}: conversations ${first}–${last}, ${describeFaults(faults)}`, { timeout: 180_000 }, async () => {
+    const name = `${seedCount === 1 ? '' : `SEED=${seed} `}batch ${b + 1}/${batches.length}: conversations ${first}–${last}, ${describeFaults(faults)}`;
+    it(name, { timeout: 180_000 }, async () => {
+      // Each seed's model rules, set as its first batch starts (the seed before is idle by then).
+      if (b === 0) await system.setModelScript({ rules: modelRules(scripts) });
       const chatIds = batch.map((s) => s.chatId);
       const [played, injected] = await Promise.all([Promise.all(batch.map(play)), injectFaults(system, faults, chatIds)]);
       if (injected.length > 0) console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${injected.join('; ')}`);
@@ -210,7 +231,7 @@ describe(`randomized turn scenarios (SEED=${seed})`, () => {
       // A question whose asking turn died is edited by the next recovery sweep; its check (codex questions) reads the chat after it.
       await waitForQuestionsTidied(system, chatIds);
 
-      const context: BatchContext = { requests: await modelRequests(system), faults, idleCounts, tolerated: noneTolerated(), coverage: emptyCoverage() };
+      const context: BatchContext = { requests: await modelRequests(system), faults, idleCounts, tolerated: noneTolerated(), coverage: emptyCoverage(), codexLog: codex.readLog() };
       const failures: string[] = [];
       for (const [i, script] of batch.entries()) {
         const failure = await checkConversation(script, played[i] ?? { problems: [], answers: [] }, context);

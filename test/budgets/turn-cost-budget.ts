@@ -10,6 +10,9 @@
  * Measured with production defaults (STREAMING on, STATUS_REACTIONS on, an
  * instant model) on an existing conversation, from the webhook to the
  * moment every counter stops moving (delivery done, the queue job settled).
+ * STATUS_REACTION_AFTER_MS is 30 s there (1 s by default) so that no turn
+ * measured is slow enough for its reactions on a loaded machine: an instant
+ * turn makes none; one past the delay adds 👀 and ✅, two calls.
  */
 
 export interface CostBudget {
@@ -40,22 +43,23 @@ export const turnCostBudget = {
       'Redis 76: BullMQ add (gateway) and the job\'s life in the worker (fetch, lock, complete, next wait),',
       'the lease take / release scripts, the lifecycle event stream (XADD/XTRIM), the user-slot and signal',
       'bookkeeping; most of them inside BullMQ\'s Lua scripts.',
-      'Platform: 👀 when the turn takes the input and ✅ when it committed (STATUS_REACTIONS), one sendMessage.',
+      'Platform: one sendMessage. No reaction: an answer ready within STATUS_REACTION_AFTER_MS leaves none (its',
+      'reply says it was seen); until issue 31 👀 and ✅ went out on every turn, a tenth of its worker CPU.',
     ],
-    variants: [{ statements: 6, redisCommands: 76, platformCalls: { sendMessage: 1, setMessageReaction: 2 }, modelRequests: 1 }],
+    variants: [{ statements: 6, redisCommands: 76, platformCalls: { sendMessage: 1 }, modelRequests: 1 }],
   },
   interruptedTurn: {
     why: [
       'A slow answer interrupted by a second message (busy mode interrupt): two stores, one state read per',
       'turn taken, two running-turn rows, two commits, one outbox row sent (the interrupted turn says nothing).',
-      'Two model requests (the aborted one and the answer).',
+      'Two model requests (the aborted one and the answer). No reaction: neither turn ran past STATUS_REACTION_AFTER_MS.',
       'Two exact paths, picked by timing: the second message\'s wake-up job runs either while the drain loop',
       'still holds the lease (it finds the lease taken and ends) or just after it released it (one more',
       'pending check and one more lease take / release: +1 statement, +28 Redis commands).',
     ],
     variants: [
-      { statements: 10, redisCommands: 149, platformCalls: { sendMessage: 1, setMessageReaction: 4 }, modelRequests: 2 },
-      { statements: 11, redisCommands: 177, platformCalls: { sendMessage: 1, setMessageReaction: 4 }, modelRequests: 2 },
+      { statements: 10, redisCommands: 149, platformCalls: { sendMessage: 1 }, modelRequests: 2 },
+      { statements: 11, redisCommands: 177, platformCalls: { sendMessage: 1 }, modelRequests: 2 },
     ],
   },
   statusCommand: {

@@ -5,7 +5,10 @@ import { postJson, TestSystem } from '../support/system.ts';
 /**
  * STATUS_REACTIONS (issue 22, item 4): what the user sees on their own message,
  * read from the simulated platforms. One system runs all three platforms; a
- * second, Telegram only, runs with the setting off.
+ * second, Telegram only, runs with the setting off. The first system shows 👀
+ * at once (STATUS_REACTION_AFTER_MS=0), so its instant answers show every
+ * reaction; the busy-mode system keeps the default (1 s), under which an
+ * instant answer leaves none (issue 31).
  */
 const poll = { timeout: 10_000, interval: 25 };
 const failedNotice = 'Sorry, something went wrong and I could not answer that. Please try again.';
@@ -36,7 +39,7 @@ describe('status reactions on the user message', () => {
   let sim: string;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { MODEL_MAX_RETRIES: '0' } });
+    system = await TestSystem.start({ slack: true, discord: true, workerEnv: { MODEL_MAX_RETRIES: '0', STATUS_REACTION_AFTER_MS: '0' } });
     sim = system.simUrl;
     await waitForDiscordGateway(sim, { identifies: 1, connected: true });
     await system.setModelScript({ rules: [{ match: 'please fail', error: { status: 500, message: 'upstream exploded' } }] });
@@ -171,6 +174,18 @@ describe('queued while the conversation is busy (busy mode queue)', () => {
     const replies = await waitForDiscordMessages(sim, channelId, 2);
     expect(replies.map((r) => r.content)).toEqual(['a slow answer', 'echo: waits its turn']);
     await expect.poll(() => discordReactions(sim, channelId, waiting.messageId), poll).toEqual(['✅']);
+  });
+
+  // Issue 31: the two calls of an instant turn were a tenth of its worker CPU; its reply says it was seen.
+  it('by default an instant answer leaves no reaction; a turn still running after STATUS_REACTION_AFTER_MS shows 👀, then 👍', async () => {
+    const instant = await sendTelegramMessage(sim, 8505, 'a quick one');
+    expect((await system.waitForTelegram(8505, 1))[0]?.text).toBe('echo: a quick one');
+    // A slow turn started after that answer shows 👀 only past the delay: by then the instant turn's would have gone out too.
+    const slow = await sendTelegramMessage(sim, 8506, 'slow question');
+    await expect.poll(async () => (await telegramReactions(sim, 8506, slow)).emoji, poll).toEqual(['👀']);
+    expect((await telegramReactions(sim, 8505, instant)).emoji).toEqual([]);
+    await system.waitForTelegram(8506, 1, slowMs + 10_000);
+    await expect.poll(async () => (await telegramReactions(sim, 8506, slow)).emoji, poll).toEqual(['👍']);
   });
 
   it('a command sent while the turn runs shows no queued reaction: nothing would take it away', async () => {

@@ -36,8 +36,10 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
     await migrateDatabase(databaseUrl);
     const pg = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
     await pg`create extension pg_stat_statements`;
-    // Production's defaults where they change the count: streaming and status reactions on.
-    const env = { ...quiet, STREAMING: 'on', STATUS_REACTIONS: 'on', MODEL_CONTEXT_TOKENS: String(contextTokens) };
+    // Production's defaults where they change the count: streaming and status reactions on. An instant turn
+    // leaves no reaction (STATUS_REACTION_AFTER_MS, 1 s by default): 30 s here, so that a loaded machine never
+    // makes a measured turn a slow one (a turn past the delay adds its 👀 and ✅: two calls).
+    const env = { ...quiet, STREAMING: 'on', STATUS_REACTIONS: 'on', STATUS_REACTION_AFTER_MS: '30000', MODEL_CONTEXT_TOKENS: String(contextTokens) };
     system = await TestSystem.start({ databaseUrl, redisUrl: redisServer.url, workerEnv: env, gatewayEnv: quiet });
     await system.setModelScript({ rules: [{ match: 'slow', delayMs: 60_000 }] });
     probe = { pg, redis: new Redis(redisServer.url), system };

@@ -102,7 +102,7 @@ async function prepareExecuteCommit(ctx: WorkerContext, state: TurnState, input:
   const deadline = setTimeout(() => active.dispatch({ kind: 'stop', reason: 'timeout' }), turnTimeoutOf(ctx.config, state.conversation));
   let prepared: Awaited<ReturnType<typeof prepareTurn>>;
   let executed: ExecutedTurn;
-  // Best-effort and never awaited here (STATUS_REACTIONS): 👀 once the turn takes its input, ✅/❌ once it committed.
+  // Best-effort and never awaited here (STATUS_REACTIONS): 👀 once the turn has run a while on its input, ✅/❌ once it committed.
   const reactions = startTurnReactions(ctx, state.conversation.platform, state.conversation.id);
   let media: ResolvedInput;
   try {
@@ -114,6 +114,7 @@ async function prepareExecuteCommit(ctx: WorkerContext, state: TurnState, input:
     executed = await executeStreamed(ctx, prepared, media, active, reactions, holding.claimId);
   } finally {
     clearTimeout(deadline);
+    reactions.end();
   }
   const begun = await prepared.begin;
   if (begun.kind !== 'begun') return handleNotBegun(ctx, state.conversation.id, begun, holding);

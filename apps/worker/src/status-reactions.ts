@@ -52,32 +52,56 @@ export function createReactionBoard(senders: Map<string, PlatformSender>, log: L
 
 /** The reactions of one turn's input (STATUS_REACTIONS): none of it is ever awaited by the turn. */
 export interface TurnReactions {
-  /** The turn took these messages (its input, or steered input): 👀 on each, replacing a ⏳. */
+  /** The turn took these messages (its input, or steered input): 👀 on each once the turn has run STATUS_REACTION_AFTER_MS, replacing a ⏳. */
   take(events: readonly InboundEventRow[]): void;
-  /** The turn committed: done, failed, or none (stopped) on every message it took. */
+  /** The turn's own work ended (answered, failed, stopped, or not to be committed): no 👀 after this. */
+  end(): void;
+  /** The turn committed: done, failed, or none (stopped) on every message it took that shows a reaction. */
   settle(status: SettledTurnStatus): void;
 }
 
-const noReactions: TurnReactions = { take() {}, settle() {} };
+const noReactions: TurnReactions = { take() {}, end() {}, settle() {} };
 
 /**
- * Starts the reactions of one turn. Each change is best-effort: a refusal, a
- * rate limit or a timeout is logged and the next change still goes out.
+ * Starts the reactions of one turn. 👀 waits STATUS_REACTION_AFTER_MS (1 s
+ * by default): an answer ready sooner leaves no reaction at all, since the
+ * reply itself says the message was seen, and skipping the two calls (👀,
+ * then ✅) is a tenth of an instant turn's worker CPU and two platform calls
+ * out of three (issue 31, docs/benchmarks.md "Where the time went"). A
+ * message that showed ⏳ while it waited still ends with ✅ or ❌. Each
+ * change is best-effort: a refusal, a rate limit or a timeout is logged and
+ * the next change still goes out.
  */
 export function startTurnReactions(ctx: Pick<WorkerContext, 'config' | 'reactions'>, platformName: string, conversationId: number): TurnReactions {
   const platform = platforms.find((known) => known === platformName);
   if (ctx.config.STATUS_REACTIONS !== 'on' || platform === undefined) return noReactions;
   const taken: InboundEventRow[] = [];
+  const showTaken = (events: readonly InboundEventRow[]) => {
+    for (const event of events) ctx.reactions.show(platform, conversationId, event, 'taken');
+  };
+  let seen = ctx.config.STATUS_REACTION_AFTER_MS === 0;
+  let ended = false;
+  let timer: NodeJS.Timeout | undefined;
   return {
     take(events) {
-      for (const event of events) {
-        taken.push(event);
-        ctx.reactions.show(platform, conversationId, event, 'taken');
+      taken.push(...events);
+      if (seen) showTaken(events);
+      else if (!ended && timer === undefined) {
+        timer = setTimeout(() => {
+          seen = true;
+          showTaken(taken);
+        }, ctx.config.STATUS_REACTION_AFTER_MS);
+        timer.unref();
       }
     },
+    end() {
+      ended = true;
+      clearTimeout(timer);
+    },
     settle(status) {
+      clearTimeout(timer);
       const next = reactionOfTurn(status);
-      for (const event of taken) ctx.reactions.show(platform, conversationId, event, next);
+      for (const event of taken) if (seen || ctx.reactions.statusOf(event.id) !== undefined) ctx.reactions.show(platform, conversationId, event, next);
     },
   };
 }

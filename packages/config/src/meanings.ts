@@ -70,6 +70,7 @@ export const meanings: Record<string, string> = {
   COMPRESSION_BACKOFF_MS: 'wait after a failed summary before the next automatic try (doubles per failure)',
   COMPRESSION_NOTICE: 'on: one line tells the user when older messages were summarised',
   STATUS_REACTIONS: "on: the user's message shows the turn's state as a reaction (queued, taken, done, failed); a platform that refuses one never fails the turn",
+  STATUS_REACTION_AFTER_MS: 'how long a turn runs before its input shows the taken reaction (0-600000; 0: at once); an answer ready sooner leaves no reaction at all unless the message showed queued while it waited',
   STREAMING: 'on: an answer still running after STREAM_AFTER_MS is posted early and grows in place by edits (about one a second); off: one message once done. Per conversation: PUT /admin/conversations/{id}/streaming',
   STREAM_AFTER_MS: 'how long a turn runs before its answer is shown as it grows (0-600000); an answer ready sooner is one plain message with no edits',
   RESTART_SUSPEND_THRESHOLD: 'restarts (turns cut off by a crash or shutdown) before a conversation is suspended',

@@ -215,6 +215,8 @@ export const workerEnvSchema = z
       COMPRESSION_NOTICE: z.enum(['on', 'off']).default('off'),
       /** Reactions on the user's message for a turn's state (taken 👀, done ✅, failed ❌); best-effort, never fails a turn. */
       STATUS_REACTIONS: z.enum(['on', 'off']).default('on'),
+      /** How long a turn runs before its input shows 👀; an answer ready sooner leaves no reaction (issue 31: its reply says it was seen). */
+      STATUS_REACTION_AFTER_MS: intInRange(1000, 0, 600_000),
       /** A slow answer is posted early and grows in place by edits (docs/turns.md "Streaming replies"); an operator sets it per conversation. */
       STREAMING: z.enum(['on', 'off']).default('on'),
       /** How long a turn runs before its answer is shown as it grows; an answer ready sooner is one plain message. */

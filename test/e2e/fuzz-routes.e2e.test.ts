@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordSigner, formatFuzzSummary, mib, runFuzzWithRowChecks, type FuzzTarget, type PhasedFuzzResult } from '../../apps/loadtest/src/fuzz/index.ts';
@@ -193,6 +193,39 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
       const audit = await admin('GET', '/admin/audit?actor=x%00y&target=%ED%A0%80');
       expect(audit.status).toBe(200);
       expect(audit.body).toMatchObject({ items: [] });
+    });
+  });
+
+  // Regressions for what the fuzzer found in the pairing flow.
+  describe('pairing input the fuzzer found', () => {
+    /** A Slack DM from `user`, signed as Slack signs it. */
+    const slackDm = async (baseUrl: string, user: string, seq: number) => {
+      const body = JSON.stringify({
+        type: 'event_callback',
+        team_id: 'TREGRESS',
+        event_id: `EvRegress${seq}`,
+        event: { type: 'message', channel_type: 'im', channel: `D${seq}`, user, text: 'hello', ts: `1700000000.00000${seq}` },
+      });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const signature = `v0=${createHmac('sha256', secrets.slack).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+      const answer = await fetch(`${baseUrl}/webhooks/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature },
+        body,
+      });
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    };
+
+    it('acknowledges an unpaired DM whose user id Postgres cannot index (past its index-row limit) as unreadable input, not 503 for the platform to re-deliver forever', async () => {
+      const pairing = await (pairingGateway as Promise<FuzzGateway>);
+      // Long and without repeats, so Postgres cannot compress it under the limit; a readable id right after still gets its code.
+      const longId = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20_000))).join('');
+      const [before] = await pairing.sql<{ n: number }[]>`select count(*)::int as n from pairings`;
+      expect(await slackDm(pairing.target.baseUrl, `U${longId}`, 1)).toEqual({ status: 200, body: expect.objectContaining({ outcome: 'invalid_input' }) });
+      expect(await slackDm(pairing.target.baseUrl, 'UREGRESS2', 2)).toEqual({ status: 200, body: expect.objectContaining({ outcome: 'not_allowed' }) });
+      const [after] = await pairing.sql<{ n: number }[]>`select count(*)::int as n from pairings`;
+      expect((after?.n ?? 0) - (before?.n ?? 0)).toBe(1);
+      expect((await fetch(`${pairing.target.baseUrl}/readyz`)).status).toBe(200);
     });
   });
 });

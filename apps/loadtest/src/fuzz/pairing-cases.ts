@@ -24,13 +24,16 @@ type Dm = { who: Who; text: string };
 /** More squatters than the slot cap (3): their re-requests evict one another, oldest first. */
 const squatters = 5;
 
+/** Long and without repeats, so Postgres cannot compress it under its index-row limit (about 2.7 kB), as it can 'UUU…'. */
+const incompressibleId = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20_000))).join('');
+
 const who: fc.Arbitrary<Who> = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: 0, max: squatters - 1 }).map((n): Who => ({ w: 'squatter', n })) },
   { weight: 3, arbitrary: fc.constant<Who>({ w: 'newcomer' }) },
   {
     weight: 2,
     arbitrary: fc
-      .oneof(fuzzText, fc.constantFrom('', ' ', '0', '-1', '9007199254740993', '1e400', '\u0000', '\ud800', '😀'.repeat(64), 'U'.repeat(10_000), '１２３'))
+      .oneof(fuzzText, fc.constantFrom('', ' ', '0', '-1', '9007199254740993', '1e400', '\u0000', '\ud800', '😀'.repeat(64), 'U'.repeat(10_000), incompressibleId, '１２３'))
       .map((id): Who => ({ w: 'odd', id })),
   },
 );

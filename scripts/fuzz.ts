@@ -1,7 +1,10 @@
 /**
  * The full fuzz run of issue 17: at least 10,000 generated payloads per
  * webhook route and at the admin API (apps/loadtest/src/fuzz), docs/guarantees.md
- * "Fuzzing".
+ * "Fuzzing"; and (issue 30) as many `pairing` cases, unpaired users' DMs on
+ * every platform and the pairing admin routes, against a second system whose
+ * gateway runs DM_POLICY=pairing (its rows checked too: the slot cap through
+ * the run, no DM stored as input, no one paired).
  *
  *   npx tsx scripts/fuzz.ts --seed 1234            start a system of our own and fuzz it
  *   npx tsx scripts/fuzz.ts --url http://127.0.0.1:3000 --seed 1234
@@ -15,7 +18,8 @@
  * the gateway's /metrics); the env holds SLACK_SIGNING_SECRET,
  * TELEGRAM_WEBHOOK_SECRET (+ TELEGRAM_BOT_TOKEN), DISCORD_APPLICATION_ID +
  * FUZZ_DISCORD_PRIVATE_KEY (the Ed25519 key as PKCS#8 PEM) and ADMIN_TOKEN;
- * a route whose secret is absent is skipped.
+ * a route whose secret is absent is skipped, and `pairing` unless the env
+ * says DM_POLICY=pairing (as the gateway's does).
  *
  * The seed is printed first; the same seed sends the same cases. Exit 1 on
  * any 5xx, a violation, an unanswered request, a row where none may be, memory
@@ -37,12 +41,13 @@ import {
   runFuzzWithRowChecks,
   type FuzzRoute,
   type FuzzTarget,
+  type PhasedFuzzResult,
 } from '../apps/loadtest/src/fuzz/index.ts';
 
 /** The gateway's old-space cap in every fuzz run (the e2e test uses the same). */
 const gatewayHeapOption = '--max-old-space-size=160';
 
-const usage = `usage: npx tsx scripts/fuzz.ts [--seed N] [--count N] [--routes slack,telegram,discord,admin] [--concurrency N]
+const usage = `usage: npx tsx scripts/fuzz.ts [--seed N] [--count N] [--routes slack,telegram,discord,admin,pairing] [--concurrency N]
                                [--max-rss-growth-mb N] [--json FILE] [--url GATEWAY_URL]`;
 
 function parseOptions() {
@@ -104,6 +109,8 @@ async function againstRunningGateway(options: Options): Promise<number> {
     ...(discordKey && env.DISCORD_APPLICATION_ID ? { discord: { applicationId: env.DISCORD_APPLICATION_ID, sign: createDiscordSigner(discordKey) } } : {}),
     ...(env.ADMIN_TOKEN ? { admin: { tokens: parseTokens(env.ADMIN_TOKEN) } } : {}),
     ...(env.BODY_LIMIT_BYTES ? { bodyLimitBytes: Number(env.BODY_LIMIT_BYTES) } : {}),
+    // The `pairing` route only means something against a gateway that asks unknown users to pair.
+    ...(env.DM_POLICY === 'pairing' ? { pairing: { maxPendingPerPlatform: pairingCap } } : {}),
   };
   const summary = await runFuzz({ target, seed: options.seed, perRoute: perRoute(options), concurrency: options.concurrency, onProgress: progress('sent') });
   console.log(formatFuzzSummary(summary));
@@ -120,7 +127,24 @@ function parseTokens(raw: string): { name: string; token: string }[] {
   });
 }
 
+/**
+ * With a system of our own: the open routes against a gateway with the default DM_POLICY=open, then
+ * (issue 30) the `pairing` route against a second system whose gateway runs DM_POLICY=pairing.
+ */
 async function withOwnSystem(options: Options): Promise<number> {
+  const openRoutes = options.routes.filter((route) => route !== 'pairing');
+  const problems: string[] = [];
+  if (openRoutes.length > 0) problems.push(...(await fuzzOwnSystem(options, { routes: openRoutes, pairing: false })));
+  if (options.routes.includes('pairing')) problems.push(...(await fuzzOwnSystem(options, { routes: ['pairing'], pairing: true })).map((p) => `DM_POLICY=pairing: ${p}`));
+  for (const problem of problems) console.log(`FAIL ${problem}`);
+  console.log(problems.length === 0 ? `fuzz: passed (seed ${options.seed})` : `fuzz: FAILED (seed ${options.seed})`);
+  return problems.length === 0 ? 0 : 1;
+}
+
+/** The pairing slot cap (packages/core pairingRules.maxPendingPerPlatform), checked through the run. */
+const pairingCap = 3;
+
+async function fuzzOwnSystem(options: Options, run: { routes: FuzzRoute[]; pairing: boolean }): Promise<string[]> {
   const discordKeys = generateKeyPairSync('ed25519');
   const publicKeyHex = Buffer.from((discordKeys.publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url').toString('hex');
   const slackSigningSecret = 'fuzz-slack-signing-secret';
@@ -129,8 +153,8 @@ async function withOwnSystem(options: Options): Promise<number> {
     { name: 'bob', token: 'bob-fuzz-fedcba9876543210' },
   ];
   const applicationId = '1400000000000000077';
-  console.error('fuzz: starting Postgres/Redis, the simulator, a gateway and a worker');
-  const system = await startSystemUnderTest(`fuzz-${options.seed >>> 0}`, {
+  console.error(`fuzz: starting Postgres/Redis, the simulator, a gateway${run.pairing ? ' with DM_POLICY=pairing' : ''} and a worker`);
+  const system = await startSystemUnderTest(`fuzz-${options.seed >>> 0}${run.pairing ? '-pairing' : ''}`, {
     workers: 1,
     platforms: ['slack'],
     logRoot: 'fuzz-logs',
@@ -143,6 +167,7 @@ async function withOwnSystem(options: Options): Promise<number> {
       USER_RATE_LIMIT_PER_MINUTE: '0',
       // A container-sized heap: garbage cannot pile up for minutes and pass for growth, and a leak ends the process.
       NODE_OPTIONS: gatewayHeapOption,
+      ...(run.pairing ? { DM_POLICY: 'pairing' } : {}),
     },
   });
   const sql = postgres(system.databaseUrl, { max: 2, onnotice: () => undefined });
@@ -153,6 +178,7 @@ async function withOwnSystem(options: Options): Promise<number> {
       telegram: { webhookSecret: benchWebhookSecret, botId: benchBotToken.split(':')[0] },
       discord: { applicationId, sign: createDiscordSigner(discordKeys.privateKey as KeyObject) },
       admin: { tokens: adminTokens },
+      ...(run.pairing ? { pairing: { maxPendingPerPlatform: pairingCap } } : {}),
     };
     const gateway = system.gateways[0];
     const worker = system.workers[0];
@@ -161,32 +187,35 @@ async function withOwnSystem(options: Options): Promise<number> {
       target,
       sql,
       seed: options.seed,
-      perRoute: perRoute(options),
+      perRoute: Object.fromEntries(run.routes.map((route) => [route, options.count])),
       concurrency: options.concurrency,
       maxRssGrowthBytes: options.maxRssGrowthBytes,
-      onProgress: progress('sent'),
+      onProgress: progress(run.pairing ? 'sent (DM_POLICY=pairing)' : 'sent'),
     });
-    const workerRssAfter = worker?.child.pid ? readRssMiB(worker.child.pid) : undefined;
-    console.log(formatFuzzSummary(result.refused, 'phase 1, unauthenticated and invalid'));
-    console.log(formatFuzzSummary(result.authentic, 'phase 2, authentic'));
-    console.log(`rows: before ${JSON.stringify(result.rows.beforeRefused)}`);
-    console.log(`      after phase 1 ${JSON.stringify(result.rows.afterRefused)}`);
-    console.log(`      after phase 2 ${JSON.stringify(result.rows.afterAuthentic)}`);
-    console.log(`      inbound events claimed ${result.rows.inboundClaimed}, written ${result.rows.inboundWritten}; audit rows by unknown actors ${result.rows.auditRowsByStrangers}`);
-    const rss = (bytes: number | undefined) => (bytes === undefined ? '?' : `${mib(bytes)} MiB`);
-    console.log(`gateway RSS: at the start ${rss(result.rss.atStart)}, peak ${rss(result.rss.peak)}, at the end ${rss(result.rss.atEnd)}; drift ${rss(result.rss.driftRefused)} (phase 1), ${rss(result.rss.driftAuthentic)} (phase 2)`);
-    console.log(`worker RSS: ${workerRssBefore?.toFixed(1) ?? '?'} MiB before, ${workerRssAfter?.toFixed(1) ?? '?'} MiB after`);
+    const workerRssMiB = { before: workerRssBefore, after: worker?.child.pid ? readRssMiB(worker.child.pid) : undefined };
+    printOwnSystemResult(result, workerRssMiB);
     const problems = [...result.problems];
     if (gateway && gateway.child.exitCode !== null) problems.push(`the gateway exited with ${gateway.child.exitCode}`);
     if (worker && worker.child.exitCode !== null) problems.push(`the worker exited with ${worker.child.exitCode}`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ ...result, workerRssMiB: { before: workerRssBefore, after: workerRssAfter } }, null, 2)}\n`);
-    for (const problem of problems) console.log(`FAIL ${problem}`);
-    console.log(problems.length === 0 ? `fuzz: passed (seed ${options.seed})` : `fuzz: FAILED (seed ${options.seed})`);
-    return problems.length === 0 ? 0 : 1;
+    if (options.json) writeFileSync(run.pairing ? options.json.replace(/(\.json)?$/, '-pairing.json') : options.json, `${JSON.stringify({ ...result, workerRssMiB }, null, 2)}\n`);
+    return problems;
   } finally {
     await sql.end({ timeout: 5 });
     await system.close();
   }
+}
+
+function printOwnSystemResult(result: PhasedFuzzResult, workerRssMiB: { before: number | undefined; after: number | undefined }): void {
+  console.log(formatFuzzSummary(result.refused, 'phase 1, unauthenticated and invalid'));
+  console.log(formatFuzzSummary(result.authentic, 'phase 2, authentic'));
+  console.log(`rows: before ${JSON.stringify(result.rows.beforeRefused)}`);
+  console.log(`      after phase 1 ${JSON.stringify(result.rows.afterRefused)}`);
+  console.log(`      after phase 2 ${JSON.stringify(result.rows.afterAuthentic)}`);
+  console.log(`      inbound events claimed ${result.rows.inboundClaimed}, written ${result.rows.inboundWritten}; audit rows by unknown actors ${result.rows.auditRowsByStrangers}`);
+  if (result.pairing) console.log(`pairing: rows by platform and status ${JSON.stringify(result.pairing.byStatus)}; most codes pending at once on one platform ${result.pairing.maxPendingSeen} (cap ${pairingCap}, ${result.pairing.probes} readings)`);
+  const rss = (bytes: number | undefined) => (bytes === undefined ? '?' : `${mib(bytes)} MiB`);
+  console.log(`gateway RSS: at the start ${rss(result.rss.atStart)}, peak ${rss(result.rss.peak)}, at the end ${rss(result.rss.atEnd)}; drift ${rss(result.rss.driftRefused)} (phase 1), ${rss(result.rss.driftAuthentic)} (phase 2)`);
+  console.log(`worker RSS: ${workerRssMiB.before?.toFixed(1) ?? '?'} MiB before, ${workerRssMiB.after?.toFixed(1) ?? '?'} MiB after`);
 }
 
 async function main(): Promise<number> {

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordSigner, formatFuzzSummary, mib, runFuzzWithRowChecks, type FuzzTarget, type PhasedFuzzResult } from '../../apps/loadtest/src/fuzz/index.ts';
@@ -37,58 +37,84 @@ const adminTokens = [
   { name: 'bob', token: 'bob-fuzz-fedcba9876543210' },
 ];
 
+const secrets = { slack: 'fuzz-slack-signing-secret', telegram: 'fuzz-telegram-secret', applicationId: '1400000000000000077' };
+
+/** A gateway of its own (its own database, nothing else writing), with every platform's webhook and the admin API; `env` adds to its environment. */
+async function startFuzzGateway(env: Record<string, string>): Promise<{ database: TestDatabase; sql: postgres.Sql; gateway: ManagedProcess; target: FuzzTarget }> {
+  const database = await createTestDatabase();
+  const sql = postgres(database.url, { max: 2, onnotice: () => undefined });
+  const discordKeys = generateKeyPairSync('ed25519');
+  const publicKeyHex = Buffer.from((discordKeys.publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url').toString('hex');
+  const port = await getFreePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const gateway = spawnApp(
+    `gateway-fuzz-${port}`,
+    'apps/gateway/src/main.ts',
+    {
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl(),
+      REDIS_PREFIX: createRedisPrefix(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      TELEGRAM_BOT_TOKEN: '123456:fuzz-token',
+      TELEGRAM_WEBHOOK_SECRET: secrets.telegram,
+      // Nothing listens there: getMe fails at once and the gateway starts without the bot's username.
+      TELEGRAM_API_ROOT: 'http://127.0.0.1:9',
+      SLACK_SIGNING_SECRET: secrets.slack,
+      DISCORD_PUBLIC_KEY: publicKeyHex,
+      DISCORD_APPLICATION_ID: secrets.applicationId,
+      ADMIN_TOKEN: adminTokens.map((t) => `${t.name}:${t.token}`).join(','),
+      // Machine speed is far past a person's pace; the courtesy limit would answer most with a notice.
+      USER_RATE_LIMIT_PER_MINUTE: '0',
+      NODE_OPTIONS: '--max-old-space-size=160',
+      ...env,
+    },
+    'test-results/logs',
+  );
+  await waitForHttp(`${baseUrl}/readyz`, 60_000, gateway);
+  const target: FuzzTarget = {
+    baseUrl,
+    slack: { signingSecret: secrets.slack },
+    telegram: { webhookSecret: secrets.telegram, botId: '123456' },
+    discord: { applicationId: secrets.applicationId, sign: createDiscordSigner(discordKeys.privateKey) },
+    admin: { tokens: adminTokens },
+  };
+  return { database, sql, gateway, target };
+}
+
+type FuzzGateway = Awaited<ReturnType<typeof startFuzzGateway>>;
+
+async function stopFuzzGateway(started: FuzzGateway | undefined): Promise<void> {
+  await started?.gateway.stop();
+  await started?.sql.end({ timeout: 5 });
+  await started?.database.drop();
+}
+
+/**
+ * The second gateway (issue 30): DM_POLICY=pairing, nobody allowlisted. Started beside the first in
+ * beforeAll, so its start-up overlaps; its run is short (the `pairing` route only, pairing-cases.ts).
+ */
+let pairingGateway: Promise<FuzzGateway> | undefined;
+const pairingCases = 300;
+
 describe('fuzzed payloads at every webhook route and the admin API', () => {
-  let database: TestDatabase;
   let sql: postgres.Sql;
   let gateway: ManagedProcess;
   let target: FuzzTarget;
+  let started: FuzzGateway | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    sql = postgres(database.url, { max: 2, onnotice: () => undefined });
-    const discordKeys = generateKeyPairSync('ed25519');
-    const publicKeyHex = Buffer.from((discordKeys.publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url').toString('hex');
-    const port = await getFreePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const secrets = { slack: 'fuzz-slack-signing-secret', telegram: 'fuzz-telegram-secret', applicationId: '1400000000000000077' };
-    gateway = spawnApp(
-      `gateway-fuzz-${port}`,
-      'apps/gateway/src/main.ts',
-      {
-        DATABASE_URL: database.url,
-        REDIS_URL: redisUrl(),
-        REDIS_PREFIX: createRedisPrefix(),
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        LOG_LEVEL: 'error',
-        TELEGRAM_BOT_TOKEN: '123456:fuzz-token',
-        TELEGRAM_WEBHOOK_SECRET: secrets.telegram,
-        // Nothing listens there: getMe fails at once and the gateway starts without the bot's username.
-        TELEGRAM_API_ROOT: 'http://127.0.0.1:9',
-        SLACK_SIGNING_SECRET: secrets.slack,
-        DISCORD_PUBLIC_KEY: publicKeyHex,
-        DISCORD_APPLICATION_ID: secrets.applicationId,
-        ADMIN_TOKEN: adminTokens.map((t) => `${t.name}:${t.token}`).join(','),
-        // Machine speed is far past a person's pace; the courtesy limit would answer most with a notice.
-        USER_RATE_LIMIT_PER_MINUTE: '0',
-        NODE_OPTIONS: '--max-old-space-size=160',
-      },
-      'test-results/logs',
-    );
-    await waitForHttp(`${baseUrl}/readyz`, 60_000, gateway);
-    target = {
-      baseUrl,
-      slack: { signingSecret: secrets.slack },
-      telegram: { webhookSecret: secrets.telegram, botId: '123456' },
-      discord: { applicationId: secrets.applicationId, sign: createDiscordSigner(discordKeys.privateKey) },
-      admin: { tokens: adminTokens },
-    };
+    pairingGateway = startFuzzGateway({ DM_POLICY: 'pairing' });
+    // Caught here and awaited (and thrown) by the pairing test: an unhandled rejection would fail the whole file.
+    pairingGateway.catch(() => undefined);
+    started = await startFuzzGateway({});
+    ({ sql, gateway, target } = started);
   }, 90_000);
 
   afterAll(async () => {
-    await gateway?.stop();
-    await sql?.end({ timeout: 5 });
-    await database?.drop();
+    await stopFuzzGateway(started);
+    await stopFuzzGateway(await pairingGateway?.catch(() => undefined));
   });
 
   it(`seed ${seed}, ${perRoute} cases per route: no 5xx, no crash, no row from anything unauthenticated or invalid, memory flat`, async () => {
@@ -111,6 +137,25 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
     expect(result.rows.afterRefused).toEqual(result.rows.beforeRefused);
     expect((await fetch(`${target.baseUrl}/readyz`)).status).toBe(200);
   }, 150_000);
+
+  it(`DM_POLICY=pairing, seed ${seed}, ${pairingCases} pairing cases: unpaired DMs on every platform and the pairing admin routes; the slot cap holds, no DM becomes input, no crash, memory flat`, async () => {
+    const pairing = await (pairingGateway as Promise<FuzzGateway>);
+    const pairingTarget: FuzzTarget = { ...pairing.target, pairing: { maxPendingPerPlatform: 3 } };
+    const result = await runFuzzWithRowChecks({ target: pairingTarget, sql: pairing.sql, seed, perRoute: { pairing: pairingCases }, concurrency: 6, maxRssGrowthBytes });
+    const report = `${formatFuzzSummary(result.refused, 'unauthenticated and invalid')}\n${formatFuzzSummary(result.authentic, 'authentic')}\npairing rows ${JSON.stringify(result.pairing)}`;
+    console.info(`fuzz pairing seed ${seed}: ${result.refused.sent} unauthenticated/invalid, ${result.authentic.sent} authentic; pairing rows ${JSON.stringify(result.pairing?.byStatus)}; most pending at once ${result.pairing?.maxPendingSeen}`);
+    expect(result.problems, report).toEqual([]);
+    expect(pairing.gateway.child.exitCode, 'the pairing gateway process exited').toBeNull();
+    // The flow was exercised on each platform: codes issued, and squatters and newcomers evicting the oldest.
+    for (const platform of ['telegram', 'slack', 'discord']) {
+      const statuses = result.pairing?.byStatus[platform] ?? {};
+      expect(statuses.pending ?? 0, `${platform}\n${report}`).toBeGreaterThan(0);
+      expect(statuses.evicted ?? 0, `${platform}\n${report}`).toBeGreaterThan(0);
+    }
+    expect(result.pairing?.probes ?? 0, report).toBeGreaterThan(5);
+    const admin = result.authentic.byRoute.pairing?.byKind ?? {};
+    expect((admin['pairing:approve'] ?? 0) + (admin['pairing:deny'] ?? 0), report).toBeGreaterThan(20);
+  }, 120_000);
 
   // Regressions for what the fuzzer found in the admin API (each was a 500).
   describe('admin input the fuzzer found', () => {
@@ -148,6 +193,39 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
       const audit = await admin('GET', '/admin/audit?actor=x%00y&target=%ED%A0%80');
       expect(audit.status).toBe(200);
       expect(audit.body).toMatchObject({ items: [] });
+    });
+  });
+
+  // Regressions for what the fuzzer found in the pairing flow.
+  describe('pairing input the fuzzer found', () => {
+    /** A Slack DM from `user`, signed as Slack signs it. */
+    const slackDm = async (baseUrl: string, user: string, seq: number) => {
+      const body = JSON.stringify({
+        type: 'event_callback',
+        team_id: 'TREGRESS',
+        event_id: `EvRegress${seq}`,
+        event: { type: 'message', channel_type: 'im', channel: `D${seq}`, user, text: 'hello', ts: `1700000000.00000${seq}` },
+      });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const signature = `v0=${createHmac('sha256', secrets.slack).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+      const answer = await fetch(`${baseUrl}/webhooks/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature },
+        body,
+      });
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    };
+
+    it('acknowledges an unpaired DM whose user id Postgres cannot index (past its index-row limit) as unreadable input, not 503 for the platform to re-deliver forever', async () => {
+      const pairing = await (pairingGateway as Promise<FuzzGateway>);
+      // Long and without repeats, so Postgres cannot compress it under the limit; a readable id right after still gets its code.
+      const longId = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20_000))).join('');
+      const [before] = await pairing.sql<{ n: number }[]>`select count(*)::int as n from pairings`;
+      expect(await slackDm(pairing.target.baseUrl, `U${longId}`, 1)).toEqual({ status: 200, body: expect.objectContaining({ outcome: 'invalid_input' }) });
+      expect(await slackDm(pairing.target.baseUrl, 'UREGRESS2', 2)).toEqual({ status: 200, body: expect.objectContaining({ outcome: 'not_allowed' }) });
+      const [after] = await pairing.sql<{ n: number }[]>`select count(*)::int as n from pairings`;
+      expect((after?.n ?? 0) - (before?.n ?? 0)).toBe(1);
+      expect((await fetch(`${pairing.target.baseUrl}/readyz`)).status).toBe(200);
     });
   });
 });

@@ -73,8 +73,14 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
   try {
     admission = await admitInbound(deps, message, signal === 'stop' || isAnswer);
   } catch (error) {
-    // Admission fails only on Postgres (the paired users, a pairing code); Redis trouble fails open inside it.
-    throw new IngressError('STORE_FAILED', error);
+    // Admission fails only on Postgres (the paired users, a pairing code); Redis trouble fails open inside it. A row
+    // Postgres can never take (an unpaired user's id past its index-row limit: found by the fuzzer, issue 30) is
+    // the event's fault like a store's, so acknowledged and dropped: a 503 would be re-delivered for good.
+    const failure = classifyStoreError(error);
+    if (failure.kind === 'outage') throw new IngressError('STORE_FAILED', error);
+    deps.log.warn({ code: 'INVALID_INPUT', platform: message.platform, reason: failure.reason, sqlState: failure.sqlState }, 'access check cannot be stored; acknowledged and dropped');
+    deps.countRejected?.(message.platform, failure.reason);
+    return 'invalid_input';
   }
   if (admission !== 'allow') return admission;
   if (isAnswer) return answerApproval(deps, message, command);

@@ -19,6 +19,13 @@ describe('classifyStoreError', () => {
     expect(classifyStoreError(new URIError('URI malformed'))).toEqual({ kind: 'invalid_input', reason: 'unencodable_key' });
   });
 
+  it('reads the SQLSTATE through a drizzle query error, whose cause is the PostgresError (issue 30: the pairing store)', () => {
+    const wrapped = (cause: unknown) => Object.assign(new Error('Failed query: insert into "pairings"'), { name: 'DrizzleQueryError', cause });
+    expect(classifyStoreError(wrapped(pgError('54000')))).toEqual({ kind: 'invalid_input', reason: 'program_limit', sqlState: '54000' });
+    expect(classifyStoreError(wrapped(pgError('08006')))).toEqual({ kind: 'outage' });
+    expect(classifyStoreError(wrapped(new Error('write CONNECTION_CLOSED')))).toEqual({ kind: 'outage' });
+  });
+
   it('keeps connection trouble, shutdowns and unknown errors as outages', () => {
     for (const code of ['08006', '57P01', '53300', '40001', 'CONNECTION_CLOSED', 'ECONNREFUSED', 'ETIMEDOUT'])
       expect(classifyStoreError(pgError(code))).toEqual({ kind: 'outage' });

@@ -27,8 +27,10 @@ export function classifyStoreError(error: unknown): StoreFailure {
 }
 
 // postgres.js puts the SQLSTATE on `code` of a PostgresError; its own connection errors use words (CONNECTION_CLOSED), Node's use E-codes.
-function readSqlState(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  const code = (error as { code: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('E') ? code : undefined;
+// A query through drizzle fails with a DrizzleQueryError whose `cause` is the PostgresError (the pairing store's, issue 30).
+function readSqlState(error: unknown, depth = 0): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = 'code' in error ? (error as { code: unknown }).code : undefined;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('E')) return code;
+  return depth < 2 && 'cause' in error ? readSqlState((error as { cause: unknown }).cause, depth + 1) : undefined;
 }

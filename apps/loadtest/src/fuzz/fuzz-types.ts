@@ -1,4 +1,5 @@
-export const fuzzRoutes = ['slack', 'telegram', 'discord', 'admin'] as const;
+/** `pairing` (issue 30): unpaired users' DMs on every platform and the pairing admin routes, for a gateway with DM_POLICY=pairing (pairing-cases.ts). Last, so the other routes' seeds keep their cases. */
+export const fuzzRoutes = ['slack', 'telegram', 'discord', 'admin', 'pairing'] as const;
 export type FuzzRoute = (typeof fuzzRoutes)[number];
 
 /**
@@ -27,6 +28,8 @@ export interface FuzzTarget {
   /** Signs `timestamp + body` with the application's Ed25519 private key; hex signature (see `createDiscordSigner`). */
   discord?: { applicationId: string; sign(timestamp: string, body: Buffer): string };
   admin?: { tokens: readonly { name: string; token: string }[] };
+  /** The gateway runs DM_POLICY=pairing with nobody allowlisted: the `pairing` route is fuzzed (its platforms' and the admin API's entries above are needed too). */
+  pairing?: { maxPendingPerPlatform: number };
   /** The gateway's BODY_LIMIT_BYTES (default 1 MiB): "huge" bodies are made just past it. */
   bodyLimitBytes?: number;
   /**
@@ -76,6 +79,8 @@ export interface FuzzCase {
   kinds: readonly string[];
   /** Valid credentials the gateway may still refuse: a body in no or an odd content type is not read, so nothing verifies (401 is right). */
   mayBeRefused?: boolean;
+  /** The target entry the case is sent with, when it is not the route's own (a `pairing` case goes to a platform's webhook or the admin API): without it the case is skipped. */
+  needs?: 'slack' | 'telegram' | 'discord' | 'admin';
   /** Called at send time, so signatures carry the current time. */
   build(ctx: CaseContext): BuiltRequest;
 }

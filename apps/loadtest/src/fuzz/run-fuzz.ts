@@ -16,11 +16,12 @@ import {
   type MemorySample,
   type RouteFigures,
 } from './fuzz-types.ts';
+import { pairingCases } from './pairing-cases.ts';
 import { createSender, type Answer } from './send-request.ts';
 import { slackCases } from './slack-cases.ts';
 import { telegramCases } from './telegram-cases.ts';
 
-export const routeArbitraries: Record<FuzzRoute, fc.Arbitrary<FuzzCase>> = { slack: slackCases, telegram: telegramCases, discord: discordCases, admin: adminCases };
+export const routeArbitraries: Record<FuzzRoute, fc.Arbitrary<FuzzCase>> = { slack: slackCases, telegram: telegramCases, discord: discordCases, admin: adminCases, pairing: pairingCases };
 
 export interface FuzzOptions {
   target: FuzzTarget;
@@ -38,6 +39,8 @@ export interface FuzzOptions {
   /** Examples kept per list (default 20). */
   maxExamples?: number;
   signal?: AbortSignal;
+  /** Called at each memory sample (and at the end), in order: a caller reads the database through the run (the pairing slot cap). */
+  probe?: () => Promise<void>;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -57,7 +60,9 @@ export function planFuzzCases(options: Pick<FuzzOptions, 'target' | 'seed' | 'pe
       continue;
     }
     const cases = fc.sample(routeArbitraries[route], { seed: routeSeed(options.seed, route), numRuns: count });
-    planned[route] = cases.map((fuzzCase, seq) => ({ fuzzCase, seq })).filter(({ fuzzCase }) => !options.classes || options.classes.includes(fuzzCase.cls));
+    planned[route] = cases
+      .map((fuzzCase, seq) => ({ fuzzCase, seq }))
+      .filter(({ fuzzCase }) => (!options.classes || options.classes.includes(fuzzCase.cls)) && (fuzzCase.needs === undefined || options.target[fuzzCase.needs] !== undefined));
   }
   return planned;
 }
@@ -127,6 +132,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
         sampling = sampling.then(async () => {
           const sample = await readProcessMetrics(options.target.baseUrl);
           if (sample) summary.memory.push({ atCase: at, rssBytes: sample.rssBytes, heapUsedBytes: sample.heapUsedBytes });
+          await options.probe?.();
         });
       }
     }
@@ -137,6 +143,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
   } finally {
     await sender.close();
   }
+  await options.probe?.();
   const after = await readProcessMetrics(options.target.baseUrl);
   if (after) summary.memory.push({ atCase: done, rssBytes: after.rssBytes, heapUsedBytes: after.heapUsedBytes });
   summary.memoryDrift = measureDrift(summary.memory, warmup, done);
@@ -200,7 +207,7 @@ function record(summary: FuzzSummary, item: PlannedCase, built: BuiltRequest, an
   byClass.byStatus[status] = (byClass.byStatus[status] ?? 0) + 1;
   for (const kind of fuzzCase.kinds) figures.byKind[kind] = (figures.byKind[kind] ?? 0) + 1;
 
-  const claimed = readOutcome(fuzzCase.route, answer, figures);
+  const claimed = readOutcome(fuzzCase, answer, figures);
   const example = (problem: string): FuzzExample => ({
     route: fuzzCase.route,
     cls: fuzzCase.cls,
@@ -233,8 +240,8 @@ function record(summary: FuzzSummary, item: PlannedCase, built: BuiltRequest, an
 }
 
 /** What a webhook answer says happened; true when it says an inbound event was stored. */
-function readOutcome(route: FuzzRoute, answer: Answer, figures: RouteFigures): boolean {
-  if (route === 'admin' || answer.status !== 200) return false;
+function readOutcome(fuzzCase: FuzzCase, answer: Answer, figures: RouteFigures): boolean {
+  if (isAdminCase(fuzzCase) || answer.status !== 200) return false;
   let body: { outcome?: unknown; ignored?: unknown; type?: unknown; challenge?: unknown };
   try {
     body = JSON.parse(answer.body) as typeof body;
@@ -244,8 +251,9 @@ function readOutcome(route: FuzzRoute, answer: Answer, figures: RouteFigures): b
   const outcome =
     typeof body.outcome === 'string' ? body.outcome : typeof body.ignored === 'string' ? `ignored:${body.ignored}` : body.type !== undefined ? `discord-type-${String(body.type)}` : body.challenge !== undefined ? 'challenge' : 'other';
   figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
-  // A deferred Discord answer (type 5) means the command was stored (the run has no duplicate interaction ids).
-  const stored = outcome === 'accepted' || outcome === 'refused' || outcome === 'discord-type-5';
+  // A deferred Discord answer (type 5) means the command was stored (the run has no duplicate interaction ids), except under
+  // DM_POLICY=pairing: an unpaired user's command is deferred too (the code follows through the token) and never stored.
+  const stored = outcome === 'accepted' || outcome === 'refused' || (outcome === 'discord-type-5' && fuzzCase.route !== 'pairing');
   if (stored) figures.inboundRowsClaimed++;
   return stored;
 }
@@ -254,10 +262,13 @@ function classViolation(fuzzCase: FuzzCase, answer: Answer, stored: boolean): st
   const status = answer.status;
   if (status === 'none' || status === 'closed') return undefined;
   if (fuzzCase.cls === 'unauthenticated' && status < 400) return `answered ${status} to a request without valid credentials`;
-  if (fuzzCase.cls === 'invalid' && (stored || (fuzzCase.route === 'admin' && status < 400))) return `served an invalid request (${status})`;
+  if (fuzzCase.cls === 'invalid' && (stored || (isAdminCase(fuzzCase) && status < 400))) return `served an invalid request (${status})`;
   if (fuzzCase.cls === 'authentic' && status === 401 && !fuzzCase.mayBeRefused) return 'refused valid credentials with 401 (the fuzzer signs differently from the gateway?)';
   return undefined;
 }
+
+/** A request to the admin API: the `admin` route's, or a `pairing` case sent there. */
+const isAdminCase = (fuzzCase: FuzzCase) => fuzzCase.route === 'admin' || fuzzCase.needs === 'admin';
 
 interface ProcessMetrics {
   rssBytes: number;

@@ -34,6 +34,11 @@ const safeHref = /^(https?:\/\/|mailto:)/i;
  * as its source text, escaped.
  */
 export function renderMarkdown(markdown: string, dialect: MarkupDialect): string {
+  return isPlainProse(markdown) ? dialect.escape(markdown) : lexAndRender(markdown, dialect);
+}
+
+/** The whole walk, through marked's lexer; what renderMarkdown does for anything but plain prose. */
+export function lexAndRender(markdown: string, dialect: MarkupDialect): string {
   let tokens: Token[];
   try {
     tokens = new Lexer({ gfm: true }).lex(markdown);
@@ -44,6 +49,36 @@ export function renderMarkdown(markdown: string, dialect: MarkupDialect): string
   // Markdown that renders to nothing (a lone link definition, an unsafe link without words) would be an empty
   // message, which the platforms refuse: the reader gets the source instead.
   return rendered === '' ? dialect.escape(markdown.trim()) : rendered;
+}
+
+/**
+ * Letters (any script), digits, spaces and the punctuation of ordinary prose
+ * only: nothing marked reads as syntax (no `*_~\`[]<>#|&@/\\=+`, which also rules
+ * out autolinks, HTML, entities and setext headings).
+ */
+const proseOnly = /^[\p{L}\p{N} ,.;:!?'"()\n-]*$/u;
+
+/**
+ * Text the lexer would hand back as paragraphs of text tokens, unchanged:
+ * prose characters only, no line that starts with a space, digit or `-`
+ * (indented code, ordered and bullet lists, rules), no hard break (two spaces
+ * before a newline), no run of blank lines, no `www.`, nothing to trim. Such text
+ * renders as itself escaped (property-tested against the full walk), so it
+ * skips the lexer: most replies are plain prose, and lexing was 2 % of an
+ * instant turn's worker CPU (issue 31, docs/benchmarks.md "Where the time went").
+ */
+export function isPlainProse(text: string): boolean {
+  return (
+    text !== '' &&
+    text === text.trim() &&
+    proseOnly.test(text) &&
+    !/(^|\n)[ \p{N}-]/u.test(text) &&
+    !text.includes('  \n') &&
+    !text.includes('\n\n\n') &&
+    !/ \n|\n /.test(text) &&
+    // GFM links a bare www. address.
+    !/www\./i.test(text)
+  );
 }
 
 function renderBlocks(tokens: readonly Token[], state: WalkState, separator: string): string {

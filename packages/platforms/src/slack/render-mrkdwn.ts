@@ -4,7 +4,7 @@ import { escapeSlackText } from './escape-text.ts';
 /** In a `<url|label>` the URL ends at `|` or `>`: both are percent-encoded so a model's URL cannot grow a label or a mention. */
 const escapeSlackUrl = (href: string) => escapeSlackText(href.replace(/\|/g, '%7C'));
 
-const slackMrkdwn: MarkupDialect = {
+export const slackMrkdwn: MarkupDialect = {
   escape: escapeSlackText,
   bold: (inner) => `*${inner}*`,
   italic: (inner) => `_${inner}_`,

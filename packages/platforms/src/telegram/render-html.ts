@@ -4,7 +4,7 @@ import { renderMarkdown, type MarkupDialect } from '../markdown/render-markdown.
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttribute = (text: string) => escapeHtml(text).replace(/"/g, '&quot;');
 
-const telegramHtml: MarkupDialect = {
+export const telegramHtml: MarkupDialect = {
   escape: escapeHtml,
   bold: (inner) => `<b>${inner}</b>`,
   italic: (inner) => `<i>${inner}</i>`,

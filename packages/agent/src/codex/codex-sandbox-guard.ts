@@ -22,8 +22,10 @@
 
 /** Runs as `sh -c guardScript codex-sandbox-guard <bwrap argv…>`; fd 3 is the worker's lifeline. */
 export const guardScript = [
-  // Stop first so a process cannot fork or clone past us, then its children (a bwrap's sandbox init), then it.
-  'end_tree() { kill -STOP "$1" 2>/dev/null; for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do end_tree "$c"; done; kill -KILL "$1" 2>/dev/null; }',
+  // Stop first so a process cannot fork or clone past us, then its children (a bwrap's sandbox init), then it. A stop
+  // takes effect a moment after `kill` returns: its children are read once it shows stopped (T) or gone.
+  'stopped() { n=0; while read -r _ _ s _ < /proc/"$1"/stat && [ "$s" != T ] && [ "$s" != t ] && [ "$s" != Z ] && [ $n -lt 10000 ]; do n=$((n + 1)); done 2>/dev/null; }',
+  'end_tree() { kill -STOP "$1" 2>/dev/null; stopped "$1"; for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do end_tree "$c"; done; kill -KILL "$1" 2>/dev/null; }',
   // Stdin through another descriptor: a background job of a non-interactive shell reads /dev/null, and dash does so
   // even for an explicit `0<&0`.
   'exec 4<&0',

@@ -37,9 +37,9 @@ describe('a worker SIGKILLed while its Codex child runs a command', () => {
     setup = codexSetup({ CODEX_AUTO_APPROVE: 'on' });
     wrapperDir = join(setup.dir, 'wrapper-bin');
     mkdirSync(wrapperDir);
-    // The worker's check at start (`bwrap … -- true`) runs as it is. For a child, not `exec`: the real bwrap's parent
+    // The worker's check at start (`bwrap … -- true`) and its question whether bwrap knows `--size` run as they are. For a child, not `exec`: the real bwrap's parent
     // is this script, which the worker's death does not end; the sleep holds its stdin.
-    const wrapper = ['#!/bin/sh', 'case "$*" in *" -- true") exec /usr/bin/bwrap "$@";; esac', `{ cat; exec sleep 2${marker}; } | /usr/bin/bwrap "$@"`];
+    const wrapper = ['#!/bin/sh', 'case "$*" in *" -- true" | --help) exec /usr/bin/bwrap "$@";; esac', `{ cat; exec sleep 2${marker}; } | /usr/bin/bwrap "$@"`];
     writeFileSync(join(wrapperDir, 'bwrap'), `${wrapper.join('\n')}\n`);
     chmodSync(join(wrapperDir, 'bwrap'), 0o755);
     system = await TestSystem.start({ workerProcesses: true, workerEnv: { ...setup.workerEnv, PATH: `${wrapperDir}:${process.env.PATH ?? ''}` } });

@@ -10,6 +10,7 @@ import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type SystemMount } from './codex-sandbox-argv.ts';
 import { guardSandboxArgv } from './codex-sandbox-guard.ts';
+import { bwrapSupportsSize, childLimits, limitArgv } from './codex-sandbox-limits.ts';
 
 export interface CodexSandboxSettings {
   /** The bubblewrap program, as `checkCodexSandbox` found it. */
@@ -77,7 +78,7 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
   const hidden = await findHidden(settings.hiddenPaths);
   const named = await existingRealPaths(args.filter((arg) => isAbsolute(arg)));
   const readOnly = [nodeReadPath(await realpath(settings.nodePath), hidden), commandReadPath(realProgram), ...named.map(commandReadPath), ...(await existingRealPaths(settings.readPaths))];
-  return guardSandboxArgv(buildBwrapArgv({
+  const bwrapArgv = buildBwrapArgv({
     bwrap: settings.bwrap,
     system: await findSystemMounts(),
     readOnly: [...new Set(readOnly)],
@@ -85,7 +86,11 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
     hidden,
     cwd: dirs.workspace,
     command: [realProgram, ...args],
-  }));
+    tmpBytes: (await bwrapSupportsSize(settings.bwrap)) ? childLimits.tmpBytes : undefined,
+  });
+  // Where util-linux's prlimit is missing the child runs without its rlimits (docs/codex.md, "What a child may use").
+  const prlimit = await findExecutable('prlimit', settings.searchPath);
+  return guardSandboxArgv(prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv);
 }
 
 /** The program's path: as given when it names a path, else the first executable file of that name on `path`. */

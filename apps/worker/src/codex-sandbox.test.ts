@@ -21,14 +21,19 @@ describe(confineChildEnv.name, () => {
     await rm(base, { recursive: true, force: true });
   });
 
-  it('wraps the command in bwrap, started in the workspace, with only the workspace and home writable', async () => {
+  it('wraps the command in bwrap under its guard and limits, started in the workspace, with only the workspace and home writable', async () => {
     const confinement = await checkCodexConfinement(config, log, { PATH: process.env.PATH, HOME: join(base, 'worker-home') });
     expect(confinement.kind).toBe('bwrap');
     const prepared = await confineChildEnv(env(join(base, 'homes/3')), Promise.resolve(confinement), async () => join(base, 'ws/3'))(3, ['sh', '-c', 'true']);
     if (prepared.kind !== 'ready') throw new Error(prepared.reason);
     const argv = prepared.argv ?? [];
-    expect(argv[0]).toMatch(/\/bwrap$/);
-    expect(argv.slice(argv.indexOf('--') + 1)).toEqual([await realpath('/bin/sh'), '-c', 'true']);
+    // The guard (ends the sandbox when the worker dies), prlimit's limits, then bwrap.
+    expect(argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(argv[3]).toBe('codex-sandbox-guard');
+    const bwrapAt = argv.findIndex((arg) => arg.endsWith('/bwrap'));
+    expect(argv[4]).toMatch(/\/prlimit$/);
+    expect(argv.slice(5, bwrapAt)).toEqual(['--nproc=512', '--nofile=4096', `--data=${4096 * 1024 * 1024}`, `--fsize=${2048 * 1024 * 1024}`, '--']);
+    expect(argv.slice(argv.lastIndexOf('--') + 1)).toEqual([await realpath('/bin/sh'), '-c', 'true']);
     const writable = argv.flatMap((arg, i) => (arg === '--bind' ? [argv[i + 1]] : []));
     expect(writable).toEqual([join(base, 'ws/3'), join(base, 'homes/3')]);
     expect(argv.slice(argv.indexOf('--chdir'), argv.indexOf('--chdir') + 2)).toEqual(['--chdir', join(base, 'ws/3')]);

@@ -44,7 +44,9 @@ export interface SpawnCodexOptions {
 
 export function spawnCodexConnection(options: SpawnCodexOptions): CodexConnection {
   const [file, ...args] = options.argv;
-  const child: CodexChild = spawn(file as string, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // fd 3: the lifeline of a sandboxed child's guard (codex-sandbox-guard.ts), which ends the sandbox when our end
+  // closes, as it does when this process dies, however. An unconfined child just has one unused descriptor more.
+  const child: CodexChild = spawn(file as string, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
   const state: ConnectionState = { pending: new Map(), listener: () => {}, open: true, nextId: 1 };
   // Before the readers: the exit and stdout-close handlers run first, as they always have.
   const lifecycle = watchLifecycle(child, state);
@@ -115,6 +117,8 @@ function watchLifecycle(child: CodexChild, state: ConnectionState): ChildLifecyc
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
       markClosed(signal ? `killed by ${signal}` : `exited with code ${code}`);
+      // Our end of the guard's lifeline: nothing is left to guard.
+      child.stdio[3]?.destroy();
       resolve();
     });
     // A command that cannot be started emits 'error' and never 'exit'.

@@ -55,6 +55,13 @@ describe(buildBwrapArgv.name, () => {
     expect(mounts.at(-1)).toEqual(['--chdir', '/srv/ws/7']);
   });
 
+  it('sizes the private /tmp where a size is given (bwrap 0.7.0 and later)', () => {
+    const argv = buildBwrapArgv({ ...plan, tmpBytes: 1024 });
+    const at = argv.indexOf('--size');
+    expect(argv.slice(at, at + 4)).toEqual(['--size', '1024', '--tmpfs', '/tmp']);
+    expect(buildBwrapArgv(plan)).not.toContain('--size');
+  });
+
   it('binds only this conversation’s workspace and home writable, over its masked roots', () => {
     const mounts = mountsOf(buildBwrapArgv({ ...plan, readOnly: [...plan.readOnly, '/srv'] }));
     const writable = mounts.filter((m) => m[0] === '--bind').map((m) => m[1]);

@@ -37,6 +37,8 @@ export interface CodexSandboxPlan {
   /** The child's working directory inside (its workspace; the same path as outside). */
   cwd: string;
   command: readonly string[];
+  /** The private /tmp's size in bytes, where this bwrap can set one (`--size`). */
+  tmpBytes?: number;
 }
 
 /**
@@ -78,7 +80,7 @@ export function buildBwrapArgv(plan: CodexSandboxPlan): string[] {
     ...plan.writable.map((path) => ({ order: 0, path, args: ['--bind', path, path] })),
     ...plan.hidden.filter((hidden) => shown.some((path) => isWithin(path, hidden.path))).map((hidden) => ({ order: 1, path: hidden.path, args: maskOf(hidden) })),
   ];
-  return [plan.bwrap, ...isolation, ...system, ...etc, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', ...orderMounts(mounts), '--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command];
+  return [plan.bwrap, ...isolation, ...system, ...etc, '--proc', '/proc', '--dev', '/dev', ...(plan.tmpBytes ? ['--size', String(plan.tmpBytes)] : []), '--tmpfs', '/tmp', ...orderMounts(mounts), '--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command];
 }
 
 /**

@@ -9,6 +9,8 @@ import { constants } from 'node:fs';
 import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type SystemMount } from './codex-sandbox-argv.ts';
+import { guardSandboxArgv } from './codex-sandbox-guard.ts';
+import { bwrapSupportsSize, childLimits, limitArgv } from './codex-sandbox-limits.ts';
 
 export interface CodexSandboxSettings {
   /** The bubblewrap program, as `checkCodexSandbox` found it. */
@@ -64,8 +66,9 @@ export async function checkCodexSandbox(searchPath: string, timeoutMs = 10_000):
  * The child's command line inside bubblewrap: its program by its real path
  * (a PATH lookup inside would see another PATH), shown with its package,
  * the node install, this conversation's workspace and home, and nothing of
- * the worker's. A program that cannot be found is an Error (the turn fails
- * as a child that cannot start).
+ * the worker's, under the guard that ends it when the worker dies
+ * (codex-sandbox-guard.ts). A program that cannot be found is an Error (the
+ * turn fails as a child that cannot start).
  */
 export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: readonly string[], dirs: SandboxedDirs): Promise<string[]> {
   const [program, ...args] = argv;
@@ -75,7 +78,7 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
   const hidden = await findHidden(settings.hiddenPaths);
   const named = await existingRealPaths(args.filter((arg) => isAbsolute(arg)));
   const readOnly = [nodeReadPath(await realpath(settings.nodePath), hidden), commandReadPath(realProgram), ...named.map(commandReadPath), ...(await existingRealPaths(settings.readPaths))];
-  return buildBwrapArgv({
+  const bwrapArgv = buildBwrapArgv({
     bwrap: settings.bwrap,
     system: await findSystemMounts(),
     readOnly: [...new Set(readOnly)],
@@ -83,7 +86,11 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
     hidden,
     cwd: dirs.workspace,
     command: [realProgram, ...args],
+    tmpBytes: (await bwrapSupportsSize(settings.bwrap)) ? childLimits.tmpBytes : undefined,
   });
+  // Where util-linux's prlimit is missing the child runs without its rlimits (docs/codex.md, "What a child may use").
+  const prlimit = await findExecutable('prlimit', settings.searchPath);
+  return guardSandboxArgv(prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv);
 }
 
 /** The program's path: as given when it names a path, else the first executable file of that name on `path`. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findToolTail } from '@switchboard/core';
 import { createDbClient, loadTranscriptPage, type DbClient } from '@switchboard/db';
@@ -41,7 +41,7 @@ const keepBudget = Math.floor(contextTokens * 0.2);
 const maxAttempts = 2;
 const summaryTimeoutMs = 2500;
 
-const chats = { basic: 3001, errors: 3002, hanging: 3003, toolTail: 3004, chain: 3005, noShrink: 3006, interruptedDuring: 3007, seed: 3008 };
+const chats = { basic: 3001, errors: 3002, hanging: 3003, toolTail: 3004, chain: 3005, noShrink: 3006, interruptedDuring: 3007, seed: 3008, leaseLostDuring: 3009 };
 
 const transcriptPrefix = 'Transcript to summarise:';
 const summaryText = 'SUMMARY: the user sent long pangrams, each answered with an echo.';
@@ -66,6 +66,7 @@ const script = {
     // A slow summary, to interrupt the turn while it is being written.
     { matchRegex: summariserFor(chats.interruptedDuring), reply: summaryText, delayMs: 1200 },
     { matchRegex: summariserFor(chats.seed), reply: summaryText, delayMs: 1200 },
+    { matchRegex: summariserFor(chats.leaseLostDuring), reply: summaryText, delayMs: 1500 },
     { match: transcriptPrefix, reply: summaryText },
     {
       matchRegex: `^${toolMessage(chats.toolTail)}$`,
@@ -440,6 +441,32 @@ describe('preflight compression', () => {
     expect(messages.at(-3)).toEqual({ role: 'user', content: long(chat, 6, 2) });
     expect(child.recovery_ack_key).toBe(tail?.key);
     expect(chain.all.filter((m) => m.content.includes(apiOnlyMarker))).toEqual([]);
+  });
+
+  // Issue 29 (found by the scenario test, SEED=4242 and SEED=505): a preflight summary outlives a lost lease by design; the
+  // holding that wrote it sent its model request afterwards, beside the new holder's turn, with input that turn answered.
+  it('a holding whose lease was lost while it summarised sends no model request after the summary', async () => {
+    const chat = chats.leaseLostDuring;
+    await converse(chat, 1, 5);
+    await say(chat, long(chat, 6), { expectReply: false });
+    const isSummary = (r: ModelRequest) => lastUserText(r).startsWith(transcriptPrefix) && lastUserText(r).includes(`${chatPrefix(chat)} `);
+    await waitForModelRequest(system, isSummary, { what: 'summarising the chat whose lease is lost' });
+    // A failover: the lease key is gone while the summary is written, and the next message's wake-up takes the lease.
+    const { conversationId } = await loadChain(chat);
+    const redis = new Redis(redisUrl());
+    try {
+      expect(await redis.del(`${system.redisPrefix}:lease:conversation:${conversationId}`)).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+    await say(chat, long(chat, 7), { expectReply: false });
+    await waitForCondition('the summary to be answered', async () => (await summarisationRequests(chat)).some((r) => r.status === 200), 15_000);
+    await waitForIdle(system, [chat]);
+    // The new holder's turn answered messages 6 and 7 together; the old holding's turn, still on message 6 alone, asked nothing.
+    const lastInputs = (await chatRequests(chat)).slice(5).map(lastUserText);
+    expect(lastInputs).not.toContain(long(chat, 6));
+    expect(lastInputs.at(-1)).toBe(long(chat, 7));
+    expect((await system.waitForTelegram(chat, 6)).at(-1)?.text).toBe(`echo: ${long(chat, 7)}`);
   });
 
   it('an interrupt while the summary is written keeps the summary: the commit happens, the turn ends without a model call, the next message runs on the child', async () => {

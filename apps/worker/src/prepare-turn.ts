@@ -28,6 +28,8 @@ export interface PreparedTurn {
   recoveryKey: string | null;
   resumes: boolean;
   compressed: boolean;
+  /** A preflight compression ran (whatever its outcome): the turn waited on a summary, which outlives a lost lease. */
+  summarised: boolean;
   /** First message after a restart-loop or runtime-crash-loop suspension: the user is told once, why (docs/restarts.md, docs/codex.md). */
   suspendedNotice: LoopSuspension | null;
   startedAt: number;
@@ -70,9 +72,11 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
 
   // Preflight compression (docs/compression.md): the estimate is kept per session, so this check is O(new input).
   let compressed = false;
+  let summarised = false;
   if (needsCompression({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens, contextTokens: ctx.config.MODEL_CONTEXT_TOKENS, threshold: ctx.config.COMPRESSION_THRESHOLD })) {
     const begun = await begin;
     if (begun.kind !== 'begun') return { kind: 'not_begun', begun };
+    summarised = true;
     const result = await compressConversation(ctx, conversationId, { force: false, signal: active.controller.signal });
     compressed = result.outcome === 'compressed';
     // Winner, loser or failure: go on with whatever session is current now.
@@ -91,7 +95,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   // refer to nothing, so it is neither sent nor acknowledged, and stays owed for a request that shows the tail.
   const recoveryKey = owedRecovery !== null && tail && sentHistory.includes(history[tail.start] as MessageRow) ? owedRecovery : null;
   const notes = notesFor(recoveryKey !== null, resumes);
-  return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, suspendedNotice, startedAt, inputTokenCounts };
+  return { conversation, session, begin, sentHistory, notes, recoveryKey, resumes, compressed, summarised, suspendedNotice, startedAt, inputTokenCounts };
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -110,6 +110,9 @@ async function prepareExecuteCommit(ctx: WorkerContext, state: TurnState, input:
     media = await resolveMedia(ctx, state.conversation.platform, input, active.controller.signal);
     prepared = await prepareTurn(ctx, state, media.events, active);
     if ('kind' in prepared) return await handleNotBegun(ctx, state.conversation.id, prepared.begun, holding);
+    // A summary keeps going when the lease is lost (docs/compression.md); before its model request the turn asks the lease
+    // once more, so a holding that lost it meanwhile sends nothing (SEED=4242: it did, beside the new holder's turn).
+    if (prepared.summarised && !(await holding.confirm())) active.dispatch({ kind: 'stop', reason: 'lease_lost' });
     reactions.take(input);
     executed = await executeStreamed(ctx, prepared, media, active, reactions, holding.claimId);
   } finally {

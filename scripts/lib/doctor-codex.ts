@@ -46,9 +46,14 @@ export async function checkCodexConfinement(env: NodeJS.ProcessEnv): Promise<Che
   if (readSetting(env, 'CODEX_SANDBOX') === 'off') {
     return { name, status: 'warn', detail: "CODEX_SANDBOX=off: Codex children run unconfined, as the worker's user, and can read its environment through /proc", fix: 'install bubblewrap and remove CODEX_SANDBOX=off' };
   }
-  const check = await checkCodexSandbox(env.PATH ?? '');
+  const shared = readSetting(env, 'CODEX_SANDBOX_NETWORK') === 'shared';
+  const check = await checkCodexSandbox(env.PATH ?? '', { isolateNetwork: !shared });
   if (!check.ok) return { name, status: 'fail', detail: `no Codex child will be started: ${check.reason}`, fix: check.fix };
-  return { name, status: 'ok', detail: `${check.bwrap} runs; each Codex child gets its own pid, mount and user namespaces` };
+  if (shared) {
+    const detail = `${check.bwrap} runs; each Codex child gets its own pid, mount and user namespaces, but shares the worker's network (CODEX_SANDBOX_NETWORK=shared): Postgres, Redis and the gateway are reachable from it`;
+    return { name, status: 'warn', detail, fix: 'remove CODEX_SANDBOX_NETWORK=shared (children then reach only their model provider and CODEX_SANDBOX_ALLOW_HOSTS)' };
+  }
+  return { name, status: 'ok', detail: `${check.bwrap} runs; each Codex child gets its own pid, mount, user and network namespaces, and reaches only its model provider` };
 }
 
 /** Why the worker could not create or write the directory; undefined when it can (mkdir -p from the nearest existing ancestor). */

@@ -74,8 +74,10 @@ describe('a Codex child’s environment, through a worker process', () => {
     const printed = Object.values(env).join('\n');
     for (const secret of secrets) expect(printed.includes(secret), 'a secret in the child’s env').toBe(false);
     expect(printed).not.toMatch(/postgres:\/\/|redis:\/\//);
-    // PWD: bubblewrap sets it to the directory it starts the child in, the conversation's workspace.
-    expect(Object.keys(env).filter((name) => !/^(PATH|HOME|CODEX_HOME|TMPDIR|LANG|LC_[A-Z_]+|TERM|PWD|SIM_PROVIDER_KEY|FAKE_CODEX_STATE_DIR|FAKE_CODEX_LOG)$/.test(name))).toEqual([]);
+    // PWD: bubblewrap sets it to the directory it starts the child in, the conversation's workspace. The proxy
+    // variables: the bridge to the worker's proxy, the child's one way out (docs/codex.md, "The child's network").
+    expect(Object.keys(env).filter((name) => !/^(PATH|HOME|CODEX_HOME|TMPDIR|LANG|LC_[A-Z_]+|TERM|PWD|SIM_PROVIDER_KEY|FAKE_CODEX_STATE_DIR|FAKE_CODEX_LOG)$/.test(name) && !/^(HTTP_PROXY|HTTPS_PROXY|ALL_PROXY)$/i.test(name))).toEqual([]);
+    for (const name of ['HTTP_PROXY', 'https_proxy']) expect(env[name], name).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     const home = join(setup.workerEnv.CODEX_HOMES, String(await conversationIdOf(system, 6101)));
     if (env.PWD !== undefined) expect(env.PWD).toBe(join(setup.workerEnv.CODEX_WORKSPACES, String(await conversationIdOf(system, 6101))));

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { repoRoot, type ManagedProcess } from '@switchboard/harness';
@@ -7,6 +7,7 @@ import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
 import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { startResponsesSim, type ResponsesSim } from '../support/responses-sim.ts';
 import { TestSystem } from '../support/system.ts';
+import { redisUrl } from '../support/test-env.ts';
 
 // Issue 30, finding 1: the real `@openai/codex` app-server (npm), not the fake, as a worker's child in its
 // bubblewrap sandbox, its model provider pointed at a Responses API stand-in (no login). `.ci/run` installs the
@@ -60,7 +61,11 @@ describe.skipIf(!realCodex)('the real Codex app-server in the sandbox, through a
     expect((await adminRequest(system.gateway.url, 'PUT', `/admin/conversations/${id}/runtime`, { body: { permissionProfile: 'full-access-unattended' } })).status).toBe(200);
     const workerPid = (system.workers[0] as ManagedProcess).child.pid as number;
     const other = join(setup.workerEnv.CODEX_WORKSPACES, String(await conversationIdOf(7401)));
-    await system.sendTelegram({ chatId: 7402, text: `exec: cat /proc/${workerPid}/environ ${workerHome}/secret.txt; ls ${other}; echo mine > note.txt; cat note.txt` });
+    const probe = join(setup.dir, 'bin', 'net-probe.mjs');
+    copyFileSync(join(repoRoot, 'test/support/net-probe.mjs'), probe);
+    const redis = `redis:127.0.0.1:${new URL(redisUrl()).port}`;
+    const probeCommand = `${process.execPath} ${probe} ${redis}`;
+    await system.sendTelegram({ chatId: 7402, text: `exec: cat /proc/${workerPid}/environ ${workerHome}/secret.txt; ls ${other}; echo mine > note.txt; cat note.txt; ${probeCommand}` });
     const reply = (await system.waitForTelegram(7402, 2, 60_000)).at(-1)?.text ?? '';
     expect(reply.startsWith('ran: '), reply).toBe(true);
     expect(reply).not.toContain(system.databaseUrl);
@@ -69,5 +74,7 @@ describe.skipIf(!realCodex)('the real Codex app-server in the sandbox, through a
     expect(reply).toContain(`${workerHome}/secret.txt: No such file or directory`);
     expect(reply).toContain(`${other}': No such file or directory`);
     expect(reply).toContain('mine');
+    // Its network is its own (CODEX_SANDBOX_NETWORK=provider): Redis is not there, and the worker's proxy refuses it.
+    expect(reply).toContain('redis direct=ECONNREFUSED proxied=403:');
   });
 });

@@ -1,10 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { TestSystem } from '../support/system.ts';
+import { redisUrl } from '../support/test-env.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 // Issue 30, finding 1: a chat user of a Codex conversation has Codex run a command that reads what the worker holds.
@@ -14,6 +17,10 @@ import { waitForCondition } from '../support/turn-helpers.ts';
 // and every "cannot" test then fails (docs/codex.md, "How a child is confined").
 
 const sandbox = process.env.CODEX_SANDBOX_E2E === 'off' ? 'off' : 'bwrap';
+
+function portOf(server: Server): number {
+  return (server.address() as AddressInfo).port;
+}
 
 async function conversationIdOf(system: TestSystem, chatId: number): Promise<number> {
   const [row] = await system.sql<{ id: string }[]>`select id from conversations where chat_id = ${String(chatId)}`;
@@ -26,6 +33,7 @@ describe(`a Codex child’s confinement (CODEX_SANDBOX=${sandbox}), through a wo
   let workerHome: string;
   const homeSecret = `home-secret-${randomUUID()}`;
   const sessionSecret = `operator-session-${randomUUID()}`;
+  let provider: Server;
 
   /** What the child printed for `sh: <command>`: the fake's reply is "codex: ran <command> (exit N)", then the output. */
   async function run(chatId: number, command: string, count: number): Promise<{ exit: number; output: string }> {
@@ -38,17 +46,22 @@ describe(`a Codex child’s confinement (CODEX_SANDBOX=${sandbox}), through a wo
   }
 
   beforeAll(async () => {
-    setup = codexSetup({ CODEX_AUTO_APPROVE: 'on', CODEX_SANDBOX: sandbox });
+    setup = codexSetup({ CODEX_AUTO_APPROVE: 'on', CODEX_SANDBOX: sandbox, CODEX_SANDBOX_NETWORK: process.env.CODEX_SANDBOX_NETWORK_E2E === 'shared' ? 'shared' : 'provider' });
     // The worker's own HOME, with the operator's Codex home in it: a file of the operator's and Codex's own transcripts.
     workerHome = join(setup.dir, 'worker-home');
     mkdirSync(join(workerHome, '.codex', 'sessions'), { recursive: true });
     writeFileSync(join(workerHome, 'secret.txt'), homeSecret);
-    writeFileSync(join(workerHome, '.codex', 'config.toml'), 'model_provider = "openai"\n');
+    // The operator's model provider: the one destination a child may reach (CODEX_SANDBOX_NETWORK=provider).
+    provider = createServer((_req, res) => res.end('provider answered'));
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    writeFileSync(join(workerHome, '.codex', 'config.toml'), `model_provider = "corp"\n[model_providers.corp]\nbase_url = "http://127.0.0.1:${portOf(provider)}/v1"\n`);
+    copyFileSync(join(repoRoot, 'test/support/net-probe.mjs'), join(setup.dir, 'bin', 'net-probe.mjs'));
     writeFileSync(join(workerHome, '.codex', 'sessions', 'rollout-operator.jsonl'), sessionSecret);
     system = await TestSystem.start({ workerProcesses: true, workerEnv: { ...setup.workerEnv, HOME: workerHome, CODEX_HOME: join(workerHome, '.codex') } });
   });
   afterAll(async () => {
     await system?.close();
+    provider?.close();
     setup?.cleanup();
   });
 
@@ -102,6 +115,30 @@ describe(`a Codex child’s confinement (CODEX_SANDBOX=${sandbox}), through a wo
     const escaped = join(setup.dir, 'escaped.txt');
     await run(7206, `touch ${escaped}`, 2);
     expect(existsSync(escaped), 'a file written outside the workspace reached the machine').toBe(false);
+  });
+
+  it('cannot reach Postgres, Redis, the gateway nor the platform APIs, and reaches its model provider only through the worker’s proxy', async () => {
+    const targets = {
+      provider: portOf(provider),
+      redis: Number(new URL(redisUrl()).port),
+      postgres: Number(new URL(system.databaseUrl).port),
+      sim: Number(new URL(system.simUrl).port),
+      gateway: Number(new URL(system.gateway.url).port),
+    };
+    const args = Object.entries(targets).map(([name, port]) => `${name}:127.0.0.1:${port}`).join(' ');
+    const { output } = await run(7207, `${process.execPath} ${join(setup.dir, 'bin', 'net-probe.mjs')} ${args}`, 1);
+    const lines = new Map(output.trim().split('\n').map((line) => [line.split(' ')[0], line] as const));
+    // Nothing of the machine is there: the sandbox's loopback is its own.
+    for (const name of Object.keys(targets)) expect(lines.get(name), output).toContain(' direct=ECONNREFUSED ');
+    // Through the worker's proxy: the provider, and nothing else (the platform simulator holds the bot token's API).
+    expect(lines.get('provider')).toBe('provider direct=ECONNREFUSED proxied=200:provider_answered tunnel=200');
+    for (const name of ['redis', 'postgres', 'sim', 'gateway']) expect(lines.get(name), output).toMatch(/ proxied=403:switchboard:_a_Codex_chi tunnel=403$/);
+    // Each refused destination is one warning in the worker's log (host and port only), the first time.
+    const refusals = () => readFileSync(join(repoRoot, 'test-results/logs', `${(system.workers[0] as ManagedProcess).name}.log`), 'utf8').split('\n').filter((line) => line.includes('"CODEX_NET_REFUSED"'));
+    await waitForCondition('the refusals logged', async () => refusals().length >= 4, 5_000);
+    expect(refusals().map((line) => JSON.parse(line) as { level: string; port: number }).map(({ level, port }) => ({ level, port }))).toEqual(
+      ['redis', 'postgres', 'sim', 'gateway'].map((name) => ({ level: 'warn', port: targets[name as keyof typeof targets] })),
+    );
   });
 });
 

@@ -15,7 +15,7 @@ describe(confineChildEnv.name, () => {
   beforeAll(async () => {
     base = await realpath(await mkdtemp(join(tmpdir(), 'sb-confine-')));
     for (const dir of ['ws/3', 'homes/3']) await mkdir(join(base, dir), { recursive: true });
-    config = { AGENT_RUNTIME: 'codex', CODEX_SANDBOX: 'bwrap', CODEX_SANDBOX_READ_PATHS: [], CODEX_SANDBOX_WRITE_PATHS: [], CODEX_WORKSPACES: join(base, 'ws'), CODEX_HOMES: join(base, 'homes') };
+    config = { AGENT_RUNTIME: 'codex', CODEX_SANDBOX: 'bwrap', CODEX_SANDBOX_READ_PATHS: [], CODEX_SANDBOX_WRITE_PATHS: [], CODEX_WORKSPACES: join(base, 'ws'), CODEX_HOMES: join(base, 'homes'), CODEX_SANDBOX_NETWORK: 'provider', CODEX_SANDBOX_ALLOW_HOSTS: [], CODEX_ENV_PASSTHROUGH: [] };
   });
   afterAll(async () => {
     await rm(base, { recursive: true, force: true });
@@ -33,7 +33,14 @@ describe(confineChildEnv.name, () => {
     const bwrapAt = argv.findIndex((arg) => arg.endsWith('/bwrap'));
     expect(argv[4]).toMatch(/\/prlimit$/);
     expect(argv.slice(5, bwrapAt)).toEqual(['--nproc=512', '--nofile=4096', `--data=${4096 * 1024 * 1024}`, `--fsize=${2048 * 1024 * 1024}`, '--']);
-    expect(argv.slice(argv.lastIndexOf('--') + 1)).toEqual([await realpath('/bin/sh'), '-c', 'true']);
+    // Under the bridge to the worker's proxy (CODEX_SANDBOX_NETWORK=provider), in a network of its own with the proxy's socket bound in.
+    const command = argv.slice(argv.indexOf('--', bwrapAt) + 1);
+    expect(command.slice(0, 2)).toEqual([await realpath(process.execPath), '-e']);
+    expect(command.slice(3)).toEqual(['--', '/run/switchboard/codex-net.sock', await realpath('/bin/sh'), '-c', 'true']);
+    expect(argv).toContain('--unshare-net');
+    if (confinement.kind !== 'bwrap' || !confinement.net) throw new Error('no proxy started');
+    expect(argv.slice(argv.indexOf('/run/switchboard/codex-net.sock') - 2, argv.indexOf('/run/switchboard/codex-net.sock') + 1)).toEqual(['--ro-bind', confinement.net.socketPath, '/run/switchboard/codex-net.sock']);
+    await confinement.net.close();
     const writable = argv.flatMap((arg, i) => (arg === '--bind' ? [argv[i + 1]] : []));
     expect(writable).toEqual([join(base, 'ws/3'), join(base, 'homes/3')]);
     expect(argv.slice(argv.indexOf('--chdir'), argv.indexOf('--chdir') + 2)).toEqual(['--chdir', join(base, 'ws/3')]);

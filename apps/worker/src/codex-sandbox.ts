@@ -4,6 +4,7 @@ import { checkCodexSandbox, wrapCodexCommand, type ChildEnvOutcome, type CodexSa
 import type { WorkerConfig } from '@switchboard/config';
 import type { Logger } from '@switchboard/logger';
 import { findOperatorCodexHome } from './codex-home.ts';
+import { startCodexNet, type CodexNet, type NetConfig } from './codex-net.ts';
 
 /**
  * Whether this worker confines its Codex children in bubblewrap
@@ -14,11 +15,11 @@ import { findOperatorCodexHome } from './codex-home.ts';
  * said in one line at start, and each Codex turn fails with a notice.
  */
 export type CodexConfinement =
-  | { kind: 'bwrap'; settings: CodexSandboxSettings }
+  | { kind: 'bwrap'; settings: CodexSandboxSettings; net?: CodexNet }
   | { kind: 'off' }
   | { kind: 'unavailable'; reason: string };
 
-export type SandboxConfig = Pick<WorkerConfig, 'AGENT_RUNTIME' | 'CODEX_SANDBOX' | 'CODEX_SANDBOX_READ_PATHS' | 'CODEX_SANDBOX_WRITE_PATHS' | 'CODEX_WORKSPACES' | 'CODEX_HOMES'>;
+export type SandboxConfig = Pick<WorkerConfig, 'AGENT_RUNTIME' | 'CODEX_SANDBOX' | 'CODEX_SANDBOX_READ_PATHS' | 'CODEX_SANDBOX_WRITE_PATHS' | 'CODEX_WORKSPACES' | 'CODEX_HOMES' | 'CODEX_SANDBOX_NETWORK'> & NetConfig;
 
 /** Runs the check (at the worker's start) and logs its one line; the promise is what every Codex turn awaits. */
 export async function checkCodexConfinement(config: SandboxConfig, log: Logger, source: Readonly<Record<string, string | undefined>> = process.env): Promise<CodexConfinement> {
@@ -27,14 +28,20 @@ export async function checkCodexConfinement(config: SandboxConfig, log: Logger, 
     return { kind: 'off' };
   }
   const searchPath = source.PATH || '/usr/local/bin:/usr/bin:/bin';
-  const check = await checkCodexSandbox(searchPath);
+  const isolateNetwork = config.CODEX_SANDBOX_NETWORK === 'provider';
+  const check = await checkCodexSandbox(searchPath, { isolateNetwork });
   if (!check.ok) {
     // Only an error where Codex is this worker's default; elsewhere just an operator's per-conversation choice would need it.
     const level = config.AGENT_RUNTIME === 'codex' ? 'error' : 'warn';
     log[level]({ code: check.code }, `no Codex child will be started: CODEX_SANDBOX=bwrap, but ${check.reason}; ${check.fix}`);
     return { kind: 'unavailable', reason: check.reason };
   }
-  return { kind: 'bwrap', settings: sandboxSettingsOf(config, check.bwrap, source) };
+  if (!isolateNetwork) {
+    log.warn({ network: 'shared' }, 'CODEX_SANDBOX_NETWORK=shared: Codex children share the worker\'s network (Postgres, Redis and the gateway reachable; docs/codex.md, "The child\'s network")');
+    return { kind: 'bwrap', settings: sandboxSettingsOf(config, check.bwrap, source) };
+  }
+  const net = await startCodexNet(config, log, source);
+  return { kind: 'bwrap', settings: { ...sandboxSettingsOf(config, check.bwrap, source), netProxySocket: net.socketPath }, net };
 }
 
 /** What every child's sandbox shows and hides on this worker. */

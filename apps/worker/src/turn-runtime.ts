@@ -48,6 +48,8 @@ type RuntimeConfig = Pick<
   | 'CODEX_SANDBOX'
   | 'CODEX_SANDBOX_READ_PATHS'
   | 'CODEX_SANDBOX_WRITE_PATHS'
+  | 'CODEX_SANDBOX_NETWORK'
+  | 'CODEX_SANDBOX_ALLOW_HOSTS'
   | 'TURN_TIMEOUT_MS'
   | 'CODEX_TURN_TIMEOUT_MS'
 >;
@@ -98,6 +100,9 @@ export function createTurnRuntimes(config: RuntimeConfig, openai: FallbackRuntim
       const closing = pool;
       pool = undefined;
       await closing?.close();
+      // After the children: the proxy is their only way out while they finish.
+      const confined = await confinement;
+      if (confined.kind === 'bwrap') await confined.net?.close();
     },
   };
 }

@@ -159,6 +159,13 @@ export const pathList = z
   .default('')
   .transform((value) => value.split(',').map((path) => path.trim()).filter(Boolean).map((path) => resolve(path)));
 
+/** Comma-separated `host:port` entries (an IPv6 address in brackets), each host lower-cased. */
+export const hostPortList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):([1-9][0-9]{0,4})$/, 'must be comma-separated host:port entries (e.g. api.example.com:443)')));
+
 /** Comma-separated user keys as turns and approvals name users: `platform:account:user` (e.g. `telegram:123456:42`). */
 export const userKeyList = z
   .string()

@@ -7,6 +7,7 @@ import {
   busyInputMode,
   directory,
   pathList,
+  hostPortList,
   intInRange,
   logLevel,
   nonNegativeInt,
@@ -105,6 +106,10 @@ const codexSettings = {
   CODEX_SANDBOX_READ_PATHS: pathList,
   /** Further paths every sandboxed child may write: shared by all conversations, so for caches and test fixtures only. */
   CODEX_SANDBOX_WRITE_PATHS: pathList,
+  /** A sandboxed child's network (docs/codex.md, "The child's network"): `provider` (its own, out only to its model provider through the worker's proxy; the default) or `shared` (the worker's). */
+  CODEX_SANDBOX_NETWORK: z.enum(['provider', 'shared'], { errorMap: () => ({ message: 'must be provider or shared' }) }).default('provider'),
+  /** Further `host:port` destinations a child may reach under CODEX_SANDBOX_NETWORK=provider (an MCP server, a package mirror). */
+  CODEX_SANDBOX_ALLOW_HOSTS: hostPortList,
 };
 
 const idList = z

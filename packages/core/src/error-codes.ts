@@ -72,6 +72,8 @@ export const errorCodes = {
   ACTION_NEEDS_REACH: { family: 'worker', retryable: false },
   /** CODEX_SANDBOX=bwrap and bubblewrap is missing or cannot make its namespaces here: the worker starts no Codex child, each Codex turn fails with a notice (docs/codex.md). */
   CODEX_SANDBOX_UNAVAILABLE: { family: 'worker', retryable: false },
+  /** A Codex child asked the worker's proxy for a destination outside its model provider and CODEX_SANDBOX_ALLOW_HOSTS: refused with 403, logged (docs/codex.md, "The child's network"). */
+  CODEX_NET_REFUSED: { family: 'worker', retryable: false },
   CONFIG_INVALID: { family: 'config', retryable: false },
   ADMIN_TOKEN_INVALID: { family: 'config', retryable: false },
 } as const satisfies Record<string, ErrorCodeSpec>;

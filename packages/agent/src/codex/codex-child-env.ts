@@ -7,6 +7,7 @@
  * them, so DATABASE_URL with its password went through.
  */
 import { isWorkerSecretName } from '@switchboard/core';
+import { readModelProvider, readTomlStrings } from './codex-config-toml.ts';
 
 /** Codex's own default provider (`openai`) reads its key from this variable. */
 export const defaultProviderKeyName = 'OPENAI_API_KEY';
@@ -53,34 +54,12 @@ export function pickAllowedEnv(source: Readonly<Record<string, string | undefine
  * key from: `env_key` of the provider `model_provider` names (at the top of
  * config.toml, or in the `[profiles.<name>]` that `profile` selects), else
  * OPENAI_API_KEY for Codex's default provider; null when the chosen provider
- * names no key (a local one). A small reader for these few keys only, not a
- * TOML parser: quoted strings on `key = "value"` lines under `[table]` headers.
+ * names no key (a local one).
  */
 export function readProviderKeyName(configToml: string | null): string | null {
   const tables = readTomlStrings(configToml ?? '');
-  const top = tables.get('') ?? new Map<string, string>();
-  const profile = top.get('profile');
-  const provider = (profile ? tables.get(`profiles.${profile}`)?.get('model_provider') : undefined) ?? top.get('model_provider') ?? 'openai';
+  const provider = readModelProvider(tables);
   const envKey = tables.get(`model_providers.${provider}`)?.get('env_key');
   if (envKey) return envKey;
   return provider === 'openai' ? defaultProviderKeyName : null;
-}
-
-/** String values by table name ('' for the top), each table's dotted name unquoted. */
-function readTomlStrings(text: string): Map<string, Map<string, string>> {
-  const tables = new Map<string, Map<string, string>>([['', new Map()]]);
-  let current = tables.get('') as Map<string, string>;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    const header = /^\[([^[\]]+)\]\s*(#.*)?$/.exec(line);
-    if (header) {
-      const name = (header[1] as string).split('.').map((part) => part.trim().replace(/^["']|["']$/g, '')).join('.');
-      current = tables.get(name) ?? new Map<string, string>();
-      tables.set(name, current);
-      continue;
-    }
-    const pair = /^([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(#.*)?$/.exec(line);
-    if (pair) current.set(pair[1] as string, pair[2] ?? pair[3] ?? '');
-  }
-  return tables;
 }

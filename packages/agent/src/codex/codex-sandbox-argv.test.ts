@@ -30,15 +30,27 @@ function mountsOf(argv: string[]): string[][] {
 }
 
 describe(buildBwrapArgv.name, () => {
-  it('runs the command by bwrap in new pid, user, ipc and uts namespaces that die with the worker, with no capabilities, keeping the network', () => {
+  it('runs the command by bwrap in new pid, user, ipc and uts namespaces that die with the worker, with no capabilities', () => {
     const argv = buildBwrapArgv(plan);
     expect(argv[0]).toBe('/usr/bin/bwrap');
     expect(argv.slice(argv.indexOf('--') + 1)).toEqual(plan.command);
     for (const flag of ['--die-with-parent', '--unshare-pid', '--unshare-user-try', '--unshare-ipc', '--unshare-uts', '--new-session']) expect(argv).toContain(flag);
     expect(mountsOf(argv)).toContainEqual(['--cap-drop', 'ALL']);
-    // Codex must reach its model provider (docs/codex.md): the network is not unshared.
+    // Without a proxy socket (CODEX_SANDBOX_NETWORK=shared) the network is the worker's.
     expect(argv).not.toContain('--unshare-net');
     expect(argv).not.toContain('--unshare-all');
+  });
+
+  it('gives a network of its own with the worker’s proxy socket bound in read-only, when given one (CODEX_SANDBOX_NETWORK=provider)', () => {
+    const argv = buildBwrapArgv({ ...plan, netProxySocket: '/tmp/sb-codex-net-x/proxy.sock' });
+    expect(argv).toContain('--unshare-net');
+    const mounts = mountsOf(argv);
+    expect(mounts).toContainEqual(['--ro-bind', '/tmp/sb-codex-net-x/proxy.sock', '/run/switchboard/codex-net.sock']);
+    // After the private /tmp, which would otherwise cover it, and before the root turns read-only.
+    const at = (entry: string[]) => mounts.findIndex((m) => m.join(' ') === entry.join(' '));
+    expect(at(['--ro-bind', '/tmp/sb-codex-net-x/proxy.sock', '/run/switchboard/codex-net.sock'])).toBeGreaterThan(at(['--tmpfs', '/tmp']));
+    expect(mounts.at(-2)).toEqual(['--remount-ro', '/']);
+    expect(buildBwrapArgv({ ...plan, isolateNetwork: true })).toContain('--unshare-net');
   });
 
   it('shows the system read-only, /etc only in part, a /proc of its own, a private /tmp, and starts in the workspace', () => {

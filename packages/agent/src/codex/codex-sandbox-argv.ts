@@ -11,6 +11,7 @@
  */
 import { dirname, sep } from 'node:path';
 import { isInsideDirectory } from '@switchboard/core';
+import { proxySocketInside } from './codex-net-bridge.ts';
 
 /** A top-level system directory: bound read-only, or recreated as the symlink it is (a merged /usr: /bin → usr/bin). */
 export interface SystemMount {
@@ -39,11 +40,18 @@ export interface CodexSandboxPlan {
   command: readonly string[];
   /** The private /tmp's size in bytes, where this bwrap can set one (`--size`). */
   tmpBytes?: number;
+  /**
+   * A network namespace of its own (loopback only) and the worker's proxy
+   * socket bound in at `proxySocketInside`: CODEX_SANDBOX_NETWORK=provider
+   * (codex-net-bridge.ts). Absent: the worker's network, shared.
+   */
+  netProxySocket?: string;
+  /** `--unshare-net` without a socket: the start-up check of a worker that will isolate its children's network. */
+  isolateNetwork?: boolean;
 }
 
 /**
- * Namespaces and limits. The network stays shared: Codex must reach its
- * model provider. `-try` where an unprivileged bubblewrap may not get one
+ * Namespaces and limits. The network is added by `networkArgs`. `-try` where an unprivileged bubblewrap may not get one
  * (a setuid bwrap without user namespaces), so such a host still gets the
  * pid and mount isolation. `--cap-drop ALL` matters when the worker runs as
  * root: root in the sandbox would otherwise keep capabilities that reach
@@ -80,7 +88,18 @@ export function buildBwrapArgv(plan: CodexSandboxPlan): string[] {
     ...plan.writable.map((path) => ({ order: 0, path, args: ['--bind', path, path] })),
     ...plan.hidden.filter((hidden) => shown.some((path) => isWithin(path, hidden.path))).map((hidden) => ({ order: 1, path: hidden.path, args: maskOf(hidden) })),
   ];
-  return [plan.bwrap, ...isolation, ...system, ...etc, '--proc', '/proc', '--dev', '/dev', ...(plan.tmpBytes ? ['--size', String(plan.tmpBytes)] : []), '--tmpfs', '/tmp', ...orderMounts(mounts), '--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command];
+  const tmp = [...(plan.tmpBytes ? ['--size', String(plan.tmpBytes)] : []), '--tmpfs', '/tmp'];
+  return [plan.bwrap, ...isolation, ...networkArgs(plan), ...system, ...etc, '--proc', '/proc', '--dev', '/dev', ...tmp, ...orderMounts(mounts), ...proxyMount(plan), '--remount-ro', '/', '--chdir', plan.cwd, '--', ...plan.command];
+}
+
+/** Its own network namespace (bwrap brings its loopback up), or none: the worker's network. */
+function networkArgs(plan: CodexSandboxPlan): string[] {
+  return plan.netProxySocket || plan.isolateNetwork ? ['--unshare-net'] : [];
+}
+
+/** The proxy's socket, read-only: connecting to a socket needs no write access to its file system. */
+function proxyMount(plan: CodexSandboxPlan): string[] {
+  return plan.netProxySocket ? ['--ro-bind', plan.netProxySocket, proxySocketInside] : [];
 }
 
 /**

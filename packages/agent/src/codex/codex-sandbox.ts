@@ -9,6 +9,7 @@ import { constants } from 'node:fs';
 import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type SystemMount } from './codex-sandbox-argv.ts';
+import { bridgeArgv } from './codex-net-bridge.ts';
 import { guardSandboxArgv } from './codex-sandbox-guard.ts';
 import { bwrapSupportsSize, childLimits, limitArgv } from './codex-sandbox-limits.ts';
 
@@ -24,6 +25,13 @@ export interface CodexSandboxSettings {
   nodePath: string;
   /** The PATH the command's program is looked up on (the child's). */
   searchPath: string;
+  /**
+   * CODEX_SANDBOX_NETWORK=provider: the worker's proxy socket
+   * (codex-net-proxy.ts); each child gets a network of its own and reaches
+   * out only through it, under the bridge (codex-net-bridge.ts). Absent: the
+   * worker's network (`shared`).
+   */
+  netProxySocket?: string;
 }
 
 /** This conversation's own directories (real paths): the only ones the child may write besides CODEX_SANDBOX_WRITE_PATHS. */
@@ -44,10 +52,11 @@ const systemDirs = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx3
  * namespaces a child gets): a bwrap that is installed but may not create
  * user namespaces here fails only when run, so only running it tells.
  */
-export async function checkCodexSandbox(searchPath: string, timeoutMs = 10_000): Promise<SandboxCheck> {
+export async function checkCodexSandbox(searchPath: string, options: { isolateNetwork?: boolean; timeoutMs?: number } = {}): Promise<SandboxCheck> {
+  const { isolateNetwork = false, timeoutMs = 10_000 } = options;
   const bwrap = await findExecutable('bwrap', searchPath);
   if (!bwrap) return { ok: false, code: 'CODEX_SANDBOX_UNAVAILABLE', reason: 'bubblewrap (bwrap) is not on PATH', fix: `install it (apt-get install bubblewrap) ${optOut}` };
-  const argv = buildBwrapArgv({ bwrap, system: await findSystemMounts(), readOnly: [], writable: [], hidden: [], cwd: '/', command: ['true'] });
+  const argv = buildBwrapArgv({ bwrap, system: await findSystemMounts(), readOnly: [], writable: [], hidden: [], cwd: '/', command: ['true'], isolateNetwork });
   const failure = await new Promise<string | undefined>((resolve) => {
     execFile(argv[0] as string, argv.slice(1), { timeout: timeoutMs, env: { PATH: '/usr/bin:/bin' } }, (error, _stdout, stderr) => {
       resolve(error ? (stderr.trim().split('\n')[0] || error.message) : undefined);
@@ -77,7 +86,9 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
   const realProgram = await realpath(found);
   const hidden = await findHidden(settings.hiddenPaths);
   const named = await existingRealPaths(args.filter((arg) => isAbsolute(arg)));
-  const readOnly = [nodeReadPath(await realpath(settings.nodePath), hidden), commandReadPath(realProgram), ...named.map(commandReadPath), ...(await existingRealPaths(settings.readPaths))];
+  const realNode = await realpath(settings.nodePath);
+  const readOnly = [nodeReadPath(realNode, hidden), commandReadPath(realProgram), ...named.map(commandReadPath), ...(await existingRealPaths(settings.readPaths))];
+  const command = [realProgram, ...args];
   const bwrapArgv = buildBwrapArgv({
     bwrap: settings.bwrap,
     system: await findSystemMounts(),
@@ -85,8 +96,9 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
     writable: [dirs.workspace, dirs.home, ...(await existingRealPaths(settings.writePaths))],
     hidden,
     cwd: dirs.workspace,
-    command: [realProgram, ...args],
+    command: settings.netProxySocket ? bridgeArgv(realNode, command) : command,
     tmpBytes: (await bwrapSupportsSize(settings.bwrap)) ? childLimits.tmpBytes : undefined,
+    netProxySocket: settings.netProxySocket,
   });
   // Where util-linux's prlimit is missing the child runs without its rlimits (docs/codex.md, "What a child may use").
   const prlimit = await findExecutable('prlimit', settings.searchPath);

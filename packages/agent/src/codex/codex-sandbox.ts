@@ -11,7 +11,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type SystemMount } from './codex-sandbox-argv.ts';
 import { bridgeArgv } from './codex-net-bridge.ts';
 import { guardSandboxArgv } from './codex-sandbox-guard.ts';
-import { bwrapSupportsSize, childLimits, limitArgv } from './codex-sandbox-limits.ts';
+import { bwrapSupportsSize, childLimits, limitArgv, niceArgv } from './codex-sandbox-limits.ts';
 
 export interface CodexSandboxSettings {
   /** The bubblewrap program, as `checkCodexSandbox` found it. */
@@ -100,9 +100,11 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
     tmpBytes: (await bwrapSupportsSize(settings.bwrap)) ? childLimits.tmpBytes : undefined,
     netProxySocket: settings.netProxySocket,
   });
-  // Where util-linux's prlimit is missing the child runs without its rlimits (docs/codex.md, "What a child may use").
-  const prlimit = await findExecutable('prlimit', settings.searchPath);
-  return guardSandboxArgv(prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv);
+  // Where util-linux's prlimit or coreutils' nice is missing the child runs without its rlimits or at the worker's
+  // priority (docs/codex.md, "What a child may use").
+  const [prlimit, nice] = await Promise.all([findExecutable('prlimit', settings.searchPath), findExecutable('nice', settings.searchPath)]);
+  const limited = prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv;
+  return guardSandboxArgv(nice ? niceArgv(nice, limited) : limited);
 }
 
 /** The program's path: as given when it names a path, else the first executable file of that name on `path`. */

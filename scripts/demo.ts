@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,8 +59,12 @@ async function choosePlatform(): Promise<DemoPlatform> {
 
 async function main(): Promise<void> {
   const runtime = chooseDemoRuntime(parseDemoRuntime(args.runtime), repoRoot, join(repoRoot, '.data'), process.env);
-  // The sandbox binds only paths that exist: the fake's state and log directories are made before its first child.
-  for (const path of (runtime.env.CODEX_SANDBOX_WRITE_PATHS ?? '').split(',').filter(Boolean)) mkdirSync(path, { recursive: true });
+  // The sandbox binds only paths that exist: the fake's state and log directories are made before its first child,
+  // writable by any uid (a root worker's children run as their conversations' own: docs/codex.md, "The child's user").
+  for (const path of (runtime.env.CODEX_SANDBOX_WRITE_PATHS ?? '').split(',').filter(Boolean)) {
+    mkdirSync(path, { recursive: true });
+    chmodSync(path, 0o1777);
+  }
   const platform = await choosePlatform();
   const chat = demoChats[platform];
   console.log('Starting Postgres and Redis (scripts/services.sh)…');

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest, adminTokenEnv } from '../support/admin-client.ts';
-import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
+import { childUserSetting, codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { startResponsesSim, type ResponsesSim } from '../support/responses-sim.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
@@ -52,6 +52,18 @@ describe.skipIf(!realCodex)('the real Codex app-server in the sandbox, through a
     await system.sendTelegram({ chatId: 7401, text: 'hello real codex' });
     expect((await system.waitForTelegram(7401, 1, 60_000))[0]?.text).toBe('echo: hello real codex');
     expect(model.requests.length).toBeGreaterThan(0);
+  });
+
+  it.runIf(process.getuid?.() === 0 && childUserSetting().CODEX_SANDBOX_USER === undefined)('runs a command inside Codex’s own sandbox (workspace-write) for a root worker, whose child runs as a uid of its own', async () => {
+    await system.sendTelegram({ chatId: 7403, text: 'hello' });
+    await system.waitForTelegram(7403, 1, 60_000);
+    const id = await conversationIdOf(7403);
+    expect((await adminRequest(system.gateway.url, 'PUT', `/admin/conversations/${id}/runtime`, { body: { permissionProfile: 'workspace-write' } })).status).toBe(200);
+    await system.sendTelegram({ chatId: 7403, text: 'exec: echo inside > own.txt; cat own.txt; id -u' });
+    const reply = (await system.waitForTelegram(7403, 2, 60_000)).at(-1)?.text ?? '';
+    expect(reply, reply).toContain('inside');
+    expect(reply).toContain(String(2_000_000_000 + id));
+    expect(reply).not.toContain('setting up uid map');
   });
 
   it('runs a command the model asks for, with no sandbox of Codex’s own (full-access-unattended), and still only inside its own', async () => {

@@ -1,11 +1,11 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
+import { childUserSetting, codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
@@ -115,6 +115,21 @@ describe(`a Codex child’s confinement (CODEX_SANDBOX=${sandbox}), through a wo
     const escaped = join(setup.dir, 'escaped.txt');
     await run(7206, `touch ${escaped}`, 2);
     expect(existsSync(escaped), 'a file written outside the workspace reached the machine').toBe(false);
+  });
+
+  it.runIf(process.getuid?.() === 0 && childUserSetting().CODEX_SANDBOX_USER === undefined)('runs as a uid of its own per conversation when the worker runs as root, owning its workspace and home', async () => {
+    const [first, second] = [7208, 7209];
+    const ids = await Promise.all([first, second].map(async (chatId) => {
+      const { output } = await run(chatId, 'id -u; id -g; id -G', 1);
+      return { chatId, printed: output.trim().split('\n'), conversation: await conversationIdOf(system, chatId) };
+    }));
+    for (const { printed, conversation } of ids) {
+      const uid = 2_000_000_000 + conversation;
+      expect(printed).toEqual([String(uid), String(uid), String(uid)]);
+      expect(statSync(join(setup.workerEnv.CODEX_WORKSPACES, String(conversation))).uid).toBe(uid);
+      expect(statSync(join(setup.workerEnv.CODEX_HOMES, String(conversation), '.codex')).uid).toBe(uid);
+    }
+    expect(ids[0]?.printed[0]).not.toBe(ids[1]?.printed[0]);
   });
 
   it('cannot reach Postgres, Redis, the gateway nor the platform APIs, and reaches its model provider only through the worker’s proxy', async () => {

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { repoRoot } from '@switchboard/harness';
 import { waitForCondition } from './turn-helpers.ts';
 import { afterAll, beforeAll } from 'vitest';
@@ -60,6 +60,10 @@ export function codexSetup(extra: Record<string, string> = {}) {
   const [stateDir, logDir, binDir] = [join(dir, 'state'), join(dir, 'log'), join(dir, 'bin')];
   for (const made of [stateDir, logDir, binDir]) mkdirSync(made);
   const logFile = join(logDir, 'fake-codex.jsonl');
+  // A root worker runs each conversation's child as a uid of its own (docs/codex.md, "The child's user"): the fakes
+  // of all conversations read the bundle and share the state and the log.
+  writeFileSync(logFile, '');
+  for (const [path, mode] of [[dir, 0o755], [binDir, 0o755], [stateDir, 0o1777], [logDir, 0o1777], [logFile, 0o666]] as const) chmodSync(path, mode);
   const codexEnv = {
     CODEX_COMMAND: fakeCodexCommand,
     CODEX_WORKSPACES: join(dir, 'workspaces'),
@@ -72,6 +76,7 @@ export function codexSetup(extra: Record<string, string> = {}) {
     CODEX_ENV_PASSTHROUGH: 'FAKE_CODEX_STATE_DIR,FAKE_CODEX_LOG',
     FAKE_CODEX_STATE_DIR: stateDir,
     FAKE_CODEX_LOG: logFile,
+    ...childUserSetting(),
   };
   const workerEnv = {
     AGENT_RUNTIME: 'codex',
@@ -102,6 +107,27 @@ export function codexSetup(extra: Record<string, string> = {}) {
 }
 
 export type CodexSetup = ReturnType<typeof codexSetup>;
+
+/**
+ * Children of a root worker run as other uids, which must reach the fake's files: the checkout and node must lie
+ * where any user may pass (each directory above them `o+x`). Where they do not (a checkout under /root), the
+ * children run as root instead, said once: what the test then checks holds for a worker run as CODEX_SANDBOX_USER=worker.
+ */
+export function childUserSetting(): { CODEX_SANDBOX_USER?: 'worker' } {
+  if (process.getuid?.() !== 0 || [repoRoot, process.execPath].every(isReachableByAnyone)) return {};
+  if (!warnedChildUser) process.stderr.write(`codex-system: ${repoRoot} or ${process.execPath} is not reachable by other users: Codex children run as root (CODEX_SANDBOX_USER=worker)\n`);
+  warnedChildUser = true;
+  return { CODEX_SANDBOX_USER: 'worker' };
+}
+
+let warnedChildUser = false;
+
+function isReachableByAnyone(path: string): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
 
 /** The turn/start the fake received for a message (its text ends with the user's words). */
 export function turnStartsFor(setup: CodexSetup, text: string): Logged[] {

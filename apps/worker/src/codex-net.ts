@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProviderHosts, startCodexNetProxy, type CodexNetProxy } from '@switchboard/agent';
@@ -20,7 +20,8 @@ export interface CodexNet {
   close(): Promise<void>;
 }
 
-export async function startCodexNet(config: NetConfig, log: Logger, source: Readonly<Record<string, string | undefined>>): Promise<CodexNet> {
+export async function startCodexNet(config: NetConfig, log: Logger, from: { source: Readonly<Record<string, string | undefined>>; otherUids: boolean }): Promise<CodexNet> {
+  const { source, otherUids } = from;
   const configToml = await readFile(join(findOperatorCodexHome(source), 'config.toml'), 'utf8').catch(() => null);
   const childEnv = { OPENAI_BASE_URL: config.CODEX_ENV_PASSTHROUGH.includes('OPENAI_BASE_URL') ? source.OPENAI_BASE_URL : undefined };
   const hosts = readProviderHosts({ configToml, childEnv, allowHosts: config.CODEX_SANDBOX_ALLOW_HOSTS });
@@ -28,11 +29,14 @@ export async function startCodexNet(config: NetConfig, log: Logger, source: Read
   if (hosts.known) log.info({ allowed }, 'Codex children reach only their model provider and CODEX_SANDBOX_ALLOW_HOSTS (CODEX_SANDBOX_NETWORK=provider)');
   else log.warn({ provider: hosts.provider, allowed }, `the Codex provider "${hosts.provider}" has no base_url in config.toml: children reach only CODEX_SANDBOX_ALLOW_HOSTS (set base_url, or CODEX_SANDBOX_ALLOW_HOSTS=host:port)`);
   const dir = await mkdtemp(join(tmpdir(), 'sb-codex-net-'));
+  // Children running as other uids (a root worker's) connect too: the directory unlisted, its name unguessable.
+  if (otherUids) await chmod(dir, 0o711);
   // A warning the first time each destination is refused (what a child tried to reach is an operator's to know, and
   // may be an attack), then debug: Codex itself tries GitHub and ChatGPT at each start, which would flood the log.
   const warned = new Set<string>();
   const proxy: CodexNetProxy = await startCodexNetProxy({
     socketPath: join(dir, 'proxy.sock'),
+    socketMode: otherUids ? 0o666 : 0o600,
     allowed: hosts.destinations,
     onRefused: (refusal) => {
       const key = `${refusal.host ?? ''}:${refusal.port ?? ''}`;

@@ -15,7 +15,7 @@ describe(confineChildEnv.name, () => {
   beforeAll(async () => {
     base = await realpath(await mkdtemp(join(tmpdir(), 'sb-confine-')));
     for (const dir of ['ws/3', 'homes/3']) await mkdir(join(base, dir), { recursive: true });
-    config = { AGENT_RUNTIME: 'codex', CODEX_SANDBOX: 'bwrap', CODEX_SANDBOX_READ_PATHS: [], CODEX_SANDBOX_WRITE_PATHS: [], CODEX_WORKSPACES: join(base, 'ws'), CODEX_HOMES: join(base, 'homes'), CODEX_SANDBOX_NETWORK: 'provider', CODEX_SANDBOX_ALLOW_HOSTS: [], CODEX_ENV_PASSTHROUGH: [] };
+    config = { AGENT_RUNTIME: 'codex', CODEX_SANDBOX: 'bwrap', CODEX_SANDBOX_READ_PATHS: [], CODEX_SANDBOX_WRITE_PATHS: [], CODEX_WORKSPACES: join(base, 'ws'), CODEX_HOMES: join(base, 'homes'), CODEX_SANDBOX_NETWORK: 'provider', CODEX_SANDBOX_ALLOW_HOSTS: [], CODEX_ENV_PASSTHROUGH: [], CODEX_SANDBOX_USER: 'worker', CODEX_SANDBOX_UID_BASE: 2_000_000_000 };
   });
   afterAll(async () => {
     await rm(base, { recursive: true, force: true });

@@ -110,6 +110,10 @@ const codexSettings = {
   CODEX_SANDBOX_NETWORK: z.enum(['provider', 'shared'], { errorMap: () => ({ message: 'must be provider or shared' }) }).default('provider'),
   /** Further `host:port` destinations a child may reach under CODEX_SANDBOX_NETWORK=provider (an MCP server, a package mirror). */
   CODEX_SANDBOX_ALLOW_HOSTS: hostPortList,
+  /** Whose uid a sandboxed child runs as when the worker runs as root (docs/codex.md, "The child's user"): `conversation` (one of its own per conversation, the default) or `worker` (root, capabilities dropped). An ordinary worker's children keep its uid either way. */
+  CODEX_SANDBOX_USER: z.enum(['conversation', 'worker'], { errorMap: () => ({ message: 'must be conversation or worker' }) }).default('conversation'),
+  /** The first uid of the range a root worker's children run as: `base + conversation id mod 1e9`. */
+  CODEX_SANDBOX_UID_BASE: intInRange(2_000_000_000, 1_000, 3_294_967_294),
 };
 
 const idList = z

@@ -18,6 +18,8 @@ import { isAllowedDestination, parseOrigin, type NetDestination } from './codex-
 
 export interface CodexNetProxyOptions {
   socketPath: string;
+  /** 0600, or 0666 where children run as other uids (a root worker's; the directory is unlisted, 0711). */
+  socketMode?: number;
   allowed: readonly NetDestination[];
   /** Each refusal: the worker logs it (host and port only; a path may carry data). */
   onRefused?: (refusal: { host?: string; port?: number; how: 'connect' | 'request' }) => void;
@@ -52,7 +54,7 @@ export async function startCodexNetProxy(options: CodexNetProxyOptions): Promise
     server.once('error', reject);
     server.listen(options.socketPath, () => resolve());
   });
-  await chmod(options.socketPath, 0o600);
+  await chmod(options.socketPath, options.socketMode ?? 0o600);
   return {
     socketPath: options.socketPath,
     close: () =>

@@ -11,6 +11,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type SystemMount } from './codex-sandbox-argv.ts';
 import { bridgeArgv } from './codex-net-bridge.ts';
 import { guardSandboxArgv } from './codex-sandbox-guard.ts';
+import { userArgv } from './codex-sandbox-user.ts';
 import { bwrapSupportsSize, childLimits, limitArgv, niceArgv } from './codex-sandbox-limits.ts';
 
 export interface CodexSandboxSettings {
@@ -32,12 +33,16 @@ export interface CodexSandboxSettings {
    * worker's network (`shared`).
    */
   netProxySocket?: string;
+  /** A root worker's children each run as a uid of their own (codex-sandbox-user.ts): the `setpriv` program. */
+  setpriv?: string;
 }
 
 /** This conversation's own directories (real paths): the only ones the child may write besides CODEX_SANDBOX_WRITE_PATHS. */
 export interface SandboxedDirs {
   workspace: string;
   home: string;
+  /** The uid the child runs as, with `setpriv` (a root worker); absent: the worker's. */
+  uid?: number;
 }
 
 export type SandboxCheck = { ok: true; bwrap: string } | { ok: false; code: 'CODEX_SANDBOX_UNAVAILABLE'; reason: string; fix: string };
@@ -52,11 +57,13 @@ const systemDirs = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx3
  * namespaces a child gets): a bwrap that is installed but may not create
  * user namespaces here fails only when run, so only running it tells.
  */
-export async function checkCodexSandbox(searchPath: string, options: { isolateNetwork?: boolean; timeoutMs?: number } = {}): Promise<SandboxCheck> {
-  const { isolateNetwork = false, timeoutMs = 10_000 } = options;
+export async function checkCodexSandbox(searchPath: string, options: { isolateNetwork?: boolean; timeoutMs?: number; runAs?: { setpriv: string; uid: number } } = {}): Promise<SandboxCheck> {
+  const { isolateNetwork = false, timeoutMs = 10_000, runAs } = options;
   const bwrap = await findExecutable('bwrap', searchPath);
   if (!bwrap) return { ok: false, code: 'CODEX_SANDBOX_UNAVAILABLE', reason: 'bubblewrap (bwrap) is not on PATH', fix: `install it (apt-get install bubblewrap) ${optOut}` };
-  const argv = buildBwrapArgv({ bwrap, system: await findSystemMounts(), readOnly: [], writable: [], hidden: [], cwd: '/', command: ['true'], isolateNetwork });
+  const bwrapArgv = buildBwrapArgv({ bwrap, system: await findSystemMounts(), readOnly: [], writable: [], hidden: [], cwd: '/', command: ['true'], isolateNetwork });
+  // As the children will run it: a root worker's as another uid, where bwrap needs unprivileged user namespaces.
+  const argv = runAs ? userArgv(runAs.setpriv, runAs.uid, bwrapArgv) : bwrapArgv;
   const failure = await new Promise<string | undefined>((resolve) => {
     execFile(argv[0] as string, argv.slice(1), { timeout: timeoutMs, env: { PATH: '/usr/bin:/bin' } }, (error, _stdout, stderr) => {
       resolve(error ? (stderr.trim().split('\n')[0] || error.message) : undefined);
@@ -104,7 +111,8 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
   // priority (docs/codex.md, "What a child may use").
   const [prlimit, nice] = await Promise.all([findExecutable('prlimit', settings.searchPath), findExecutable('nice', settings.searchPath)]);
   const limited = prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv;
-  return guardSandboxArgv(nice ? niceArgv(nice, limited) : limited);
+  const niced = nice ? niceArgv(nice, limited) : limited;
+  return guardSandboxArgv(settings.setpriv && dirs.uid !== undefined ? userArgv(settings.setpriv, dirs.uid, niced) : niced);
 }
 
 /** The program's path: as given when it names a path, else the first executable file of that name on `path`. */

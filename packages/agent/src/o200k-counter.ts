@@ -59,12 +59,12 @@ function hashBytes(bytes: Uint8Array, from: number, to: number): number {
 const base64Values = new Int8Array(128).fill(-1);
 for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) base64Values[c.charCodeAt(0)] = i;
 
-/** Decodes the base64 in text[from, to) into out at `at`; returns the end. */
-function decodeBase64Into(text: Buffer, from: number, to: number, out: Uint8Array, at: number): number {
+/** Decodes `base64` into out from `at` on; returns where it ended. */
+function decodeBase64Into(base64: Uint8Array, out: Uint8Array, at: number): number {
   let bits = 0;
   let count = 0;
-  for (let i = from; i < to; i++) {
-    const value = base64Values[text[i] as number] ?? -1;
+  for (const char of base64) {
+    const value = base64Values[char] ?? -1;
     if (value < 0) continue; // '=' padding
     bits = (bits << 6) | value;
     count += 6;
@@ -103,7 +103,9 @@ function loadRankTable(path: string): RankTable {
     if (space > start && space < end) {
       let rank = 0;
       for (let i = space + 1; i < end; i++) rank = rank * 10 + ((text[i] as number) - 0x30);
-      [lineFrom[line], lineSpace[line], lineRank[line]] = [start, space, rank];
+      lineFrom[line] = start;
+      lineSpace[line] = space;
+      lineRank[line] = rank;
       maxRank = Math.max(maxRank, rank);
       size += decodedLength(text, start, space);
     }
@@ -119,7 +121,7 @@ function loadRankTable(path: string): RankTable {
   for (let rank = 0; rank <= maxRank; rank++) {
     starts[rank] = at;
     const line = byRank[rank] as number;
-    if (line >= 0) at = decodeBase64Into(text, lineFrom[line] as number, lineSpace[line] as number, bytes, at);
+    if (line >= 0) at = decodeBase64Into(text.subarray(lineFrom[line], lineSpace[line]), bytes, at);
   }
   starts[maxRank + 1] = at;
   return { bytes, starts, slots: buildSlots(bytes, starts) };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
@@ -77,7 +77,11 @@ describe('the production build', () => {
     expect(await sizeInMiB(join(deployDir, 'node_modules'))).toBeLessThanOrEqual(150);
   });
 
-  it('migrates, starts and answers a Telegram message end to end', async () => {
+  // The worker's token table (o200k ranks, read from dist/) is read on its first count, not at start:
+  // idle workers stay small (docs/benchmarks.md, "Memory from the production build").
+  it('migrates, starts and answers a Telegram message end to end, reading the token table only for that turn', async () => {
+    const readsLog = join(deployDir, 'ranks-reads.log');
+    const ranksReads = () => (existsSync(readsLog) ? readFileSync(readsLog, 'utf8').split('\n').filter(Boolean) : []);
     const env = { DATABASE_URL: database!.url, REDIS_URL: redisUrl(), REDIS_PREFIX: createRedisPrefix(), LOG_LEVEL: 'warn', TELEGRAM_BOT_TOKEN: botToken, TELEGRAM_WEBHOOK_SECRET: webhookSecret };
     const launch = (name: string, extra: Record<string, string>) => {
       const child = spawnCommand(`prod-${name}`, process.execPath, [join(deployDir, 'scripts/run-entry.mjs'), name], { ...env, ...extra }, 'test-results/logs', deployDir);
@@ -93,8 +97,10 @@ describe('the production build', () => {
     await waitForHttp(`${simUrl}/control/discord/bot`, 30_000, sim);
     const gateway = launch('gateway', { PORT: String(gatewayPort), HOST: '127.0.0.1', TELEGRAM_API_ROOT: simUrl });
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/healthz`, 30_000, gateway);
-    const worker = launch('worker', { WORKER_PORT: String(workerPort), TELEGRAM_API_ROOT: simUrl, MODEL_BASE_URL: `${simUrl}/v1`, MODEL_API_KEY: 'sk-sim' });
+    const countReads = { NODE_OPTIONS: `--import ${join(repoRoot, 'test/support/count-file-reads.mjs')}`, COUNT_READS_OF: 'o200k_base.tiktoken', COUNT_READS_TO: readsLog };
+    const worker = launch('worker', { WORKER_PORT: String(workerPort), TELEGRAM_API_ROOT: simUrl, MODEL_BASE_URL: `${simUrl}/v1`, MODEL_API_KEY: 'sk-sim', ...countReads });
     await waitForHttp(`http://127.0.0.1:${workerPort}/healthz`, 30_000, worker);
+    expect(ranksReads()).toEqual([]);
 
     const update = await fetch(`${simUrl}/control/telegram/updates`, {
       method: 'POST',
@@ -107,5 +113,7 @@ describe('the production build', () => {
     const sent = (await reply.json()) as { text: string }[];
     expect(sent).toHaveLength(1);
     expect(sent[0]!.text.length).toBeGreaterThan(0);
+    // Once, from the build's own copy: production installs no gpt-tokenizer.
+    expect(ranksReads()).toEqual([join(deployDir, 'dist', 'o200k_base.tiktoken')]);
   }, 120_000);
 });

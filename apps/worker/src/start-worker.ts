@@ -193,13 +193,19 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
   const metrics = createWorkerMetrics();
   const runtime = createRuntime(config, log, workerId, metrics);
   const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
+  // Counted on the first turn that asks, not at start: counting reads the token table, and a worker
+  // that has run no turn holds none of it (docs/benchmarks.md, "Memory from the production build").
+  let fixedRequestTokens: number | undefined;
   return {
     config,
     db: db.db,
     runtime,
     runtimes: createTurnRuntimes(config, runtime, log.child({ workerId })),
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
-    fixedRequestTokens: estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText),
+    get fixedRequestTokens() {
+      fixedRequestTokens ??= estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText);
+      return fixedRequestTokens;
+    },
     senders,
     media: createMediaReach(config),
     history: createHistoryCache(db.db, { maxMessages: config.HISTORY_CACHE_MESSAGES, maxBytes: config.HISTORY_CACHE_BYTES }),

@@ -9,6 +9,10 @@ describe('estimateMessageTokens', () => {
     expect(estimateMessageTokens('hi', '{"a":1}')).toBe(countTokens('hi') + countTokens('{"a":1}') + 4);
   });
 
+  it('counts a message that spells a special token as text instead of throwing (gpt-tokenizer refused `<|endoftext|>`)', () => {
+    expect(estimateMessageTokens('what does <|endoftext|> mean?')).toBe(countTokens('what does <|endoftext') + countTokens('|> mean?') + 4);
+  });
+
   it('counts a 40,000-character run with no break (Slack’s longest message) in well under a second', () => {
     // Issue 17: in one call this took 3 s for `a` and 14 s for `ش`, on the worker's event loop.
     for (const unit of ['a', 'ش', '😀']) {

@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countO200kTokens as countTokens } from './o200k-counter.ts';
 
 /** Per-message overhead the chat format adds (role markers, separators), as OpenAI documents it. */
 const messageOverheadTokens = 4;

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readProviderHosts, startCodexNetProxy, type CodexNetProxy } from '@switchboard/agent';
+import { pickAllowedEnv, readProviderHosts, startCodexNetProxy, type CodexNetProxy } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
 import type { Logger } from '@switchboard/logger';
 import { findOperatorCodexHome } from './codex-home.ts';
@@ -23,7 +23,8 @@ export interface CodexNet {
 export async function startCodexNet(config: NetConfig, log: Logger, from: { source: Readonly<Record<string, string | undefined>>; otherUids: boolean }): Promise<CodexNet> {
   const { source, otherUids } = from;
   const configToml = await readFile(join(findOperatorCodexHome(source), 'config.toml'), 'utf8').catch(() => null);
-  const childEnv = { OPENAI_BASE_URL: config.CODEX_ENV_PASSTHROUGH.includes('OPENAI_BASE_URL') ? source.OPENAI_BASE_URL : undefined };
+  // What the child itself would see (its allow-list): an OPENAI_BASE_URL counts only where it is passed through.
+  const childEnv = pickAllowedEnv(source, config.CODEX_ENV_PASSTHROUGH);
   const hosts = readProviderHosts({ configToml, childEnv, allowHosts: config.CODEX_SANDBOX_ALLOW_HOSTS });
   const allowed = hosts.destinations.map((dest) => `${dest.host}:${dest.port}`);
   if (hosts.known) log.info({ allowed }, 'Codex children reach only their model provider and CODEX_SANDBOX_ALLOW_HOSTS (CODEX_SANDBOX_NETWORK=provider)');

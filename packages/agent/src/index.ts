@@ -24,7 +24,7 @@ export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessa
 export { createCodexPool } from './codex/codex-pool.ts';
 export { splitCommandLine } from './codex/split-command.ts';
 export type { ChildEnvOutcome, CodexConversationOptions, CodexPool, CodexPoolOptions } from './codex/codex-options.ts';
-export { buildCodexChildEnv, readProviderKeyName } from './codex/codex-child-env.ts';
+export { buildCodexChildEnv, pickAllowedEnv, readProviderKeyName } from './codex/codex-child-env.ts';
 export { conversationUid } from './codex/codex-sandbox-user.ts';
 export { startCodexNetProxy, type CodexNetProxy } from './codex/codex-net-proxy.ts';
 export { readProviderHosts, type NetDestination, type ProviderHosts } from './codex/codex-provider-hosts.ts';

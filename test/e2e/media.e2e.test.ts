@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaNotices } from '@switchboard/core';
 import { sendDiscordMessage, waitForDiscordGateway, waitForDiscordMessages } from '../support/discord.ts';
 import { postJson, TestSystem } from '../support/system.ts';
+import { waitForCondition } from '../support/turn-helpers.ts';
 
 /** Small on purpose: the too-large case needs no megabytes. */
 const maxBytes = 4096;
@@ -217,6 +218,9 @@ describe('voice without TRANSCRIBE_BASE_URL', () => {
     const photo = await uploadFile(system.simUrl, { name: 's.jpg', mime: 'image/jpeg', bytes: randomBytes(200) });
     await postJson(`${system.simUrl}/control/media/faults`, { method: 'telegram', kind: 'delay', delayMs: 3000, times: 1 });
     await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 802, type: 'private' }, photo: photo.id, caption: 'slow one' });
+    // Only once the photo's turn is downloading (it took the armed delay) is "never mind" behind a running turn; sent
+    // earlier, a loaded machine may hand both to one turn, which reads the photo, and there is nothing to interrupt.
+    await waitForCondition('the photo turn downloading', async () => ((await (await fetch(`${system.simUrl}/control/media/faults`)).json()) as unknown[]).length === 0);
     await system.sendTelegram({ chatId: 802, text: 'never mind' });
     expect((await system.waitForTelegram(802, 1)).map((m) => m.text)).toEqual(['echo: never mind']);
     const request = (await modelRequests(system.simUrl)).reverse().find((r) => r.body.messages.some((m) => m.content === 'never mind'));

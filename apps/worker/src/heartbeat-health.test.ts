@@ -26,3 +26,28 @@ describe('createHeartbeatHealth', () => {
     expect(health.mayAct(16_000)).toBe(false);
   });
 });
+
+describe('waitToAct', () => {
+  it('answers at once while the last beat is fresh, and after a stall waits for the next beat', async () => {
+    const health = createHeartbeatHealth(50, Date.now());
+    expect(health.waitToAct(new AbortController().signal)).toBe(true);
+    health.recordSuccess(Date.now() - 1_000);
+    const waited = health.waitToAct(new AbortController().signal);
+    expect(waited).toBeInstanceOf(Promise);
+    let settled: boolean | undefined;
+    void (waited as Promise<boolean>).then((fresh) => (settled = fresh));
+    await Promise.resolve();
+    expect(settled).toBeUndefined();
+    health.recordSuccess();
+    await expect(waited).resolves.toBe(true);
+  });
+
+  it('gives up with false when the turn stops first', async () => {
+    const health = createHeartbeatHealth(50, Date.now() - 1_000);
+    const stop = new AbortController();
+    const waited = health.waitToAct(stop.signal);
+    stop.abort();
+    await expect(waited).resolves.toBe(false);
+    expect(health.waitToAct(stop.signal)).toBeInstanceOf(Promise);
+  });
+});

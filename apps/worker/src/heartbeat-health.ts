@@ -22,16 +22,26 @@ export interface HeartbeatHealth {
    * that send from repeating what the new holder already sent.
    */
   mayAct(nowMs?: number): boolean;
+  /**
+   * `mayAct()` now, synchronously true; otherwise a promise settled by the
+   * next successful beat (true) or by `signal` (false). A worker declared dead
+   * never gets that beat: the beat that learns it ends the process.
+   */
+  waitToAct(signal: AbortSignal): true | Promise<boolean>;
 }
 
 export function createHeartbeatHealth(deadAfterMs: number, startedAtMs = Date.now()): HeartbeatHealth {
   // At start the worker has not failed: peers left silent before it came are judged at once.
   let healthySinceMs: number | undefined = startedAtMs - deadAfterMs;
   let lastBeatMs = startedAtMs;
+  // Who waits for the next beat (waitToAct): called with true by it.
+  const waiting = new Set<(fresh: boolean) => void>();
+  const mayAct = (nowMs = Date.now()) => nowMs - lastBeatMs < deadAfterMs * 0.8;
   return {
     recordSuccess(nowMs = Date.now()) {
       healthySinceMs ??= nowMs;
       lastBeatMs = nowMs;
+      for (const settle of waiting) settle(true);
     },
     recordFailure() {
       healthySinceMs = undefined;
@@ -39,8 +49,20 @@ export function createHeartbeatHealth(deadAfterMs: number, startedAtMs = Date.no
     canJudgePeers(nowMs = Date.now()) {
       return healthySinceMs !== undefined && nowMs - healthySinceMs >= deadAfterMs;
     },
-    mayAct(nowMs = Date.now()) {
-      return nowMs - lastBeatMs < deadAfterMs * 0.8;
+    mayAct,
+    waitToAct(signal) {
+      if (mayAct()) return true;
+      if (signal.aborted) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const settle = (fresh: boolean) => {
+          waiting.delete(settle);
+          signal.removeEventListener('abort', onAbort);
+          resolve(fresh);
+        };
+        const onAbort = () => settle(false);
+        waiting.add(settle);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
     },
   };
 }

@@ -220,6 +220,7 @@ async function executeTurn(ctx: WorkerContext, prepared: PreparedTurn, media: Re
         }
       },
       takeSteerInput: active.state.mode === 'steer' ? () => takeSteerInput(ctx, active, reactions) : undefined,
+      mayHandOver: () => ctx.heartbeat.waitToAct(active.controller.signal),
       askUser: createTurnAskUser(ctx, {
         conversationId: conversation.id,
         platform: conversation.platform,

@@ -58,6 +58,16 @@ export interface RunTurnRequest {
   takeSteerInput?: () => Promise<SteerInput[]>;
   /** Asks the user to approve an action (a runtime that runs commands). Runtimes that never ask ignore it. */
   askUser?: AskUser;
+  /**
+   * Asked right before the input is handed to a runtime that acts on it on
+   * this machine (Codex's `turn/start`, whose commands change the workspace):
+   * true (or a promise of true, resolved when it is) means the caller still
+   * holds the turn; false, nothing is sent and the turn ends as interrupted.
+   * The worker's answer: its own heartbeat is fresh, or it waits for the next
+   * beat, so a worker woken from a stall it may have been declared dead in
+   * never starts Codex on input a peer took over. Absent: always true.
+   */
+  mayHandOver?: () => boolean | Promise<boolean>;
   /** Ids the runtime returned for this conversation's previous turn (a thread to continue). */
   runtimeIds?: RuntimeIds;
   /**

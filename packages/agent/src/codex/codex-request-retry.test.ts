@@ -46,4 +46,23 @@ describe('requestWithRetry', () => {
     answer(1, { kind: 'result', result: { turn: { id: 't1' } } });
     await expect(answered).resolves.toEqual({ kind: 'result', result: { turn: { id: 't1' } } });
   });
+
+  it('with mayStart, sends only once the holder says yes, and nothing when it says no or the stop came while it waited', async () => {
+    const { connection, sent, answer } = handAnsweredConnection();
+    let confirm: (yes: boolean) => void = () => undefined;
+    const waited = requestWithRetry(connection, 'turn/start', {}, { retry, signal: new AbortController().signal, mayStart: () => new Promise<boolean>((resolve) => (confirm = resolve)) });
+    await Promise.resolve();
+    expect(sent).toEqual([]);
+    confirm(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(['turn/start']);
+    answer(0, { kind: 'result', result: {} });
+    await expect(waited).resolves.toEqual({ kind: 'result', result: {} });
+
+    await expect(requestWithRetry(connection, 'turn/start', {}, { retry, signal: new AbortController().signal, mayStart: () => false })).resolves.toEqual({ kind: 'aborted' });
+    const controller = new AbortController();
+    const stopped = requestWithRetry(connection, 'turn/start', {}, { retry, signal: controller.signal, mayStart: () => Promise.resolve(true).then((yes) => (controller.abort(), yes)) });
+    await expect(stopped).resolves.toEqual({ kind: 'aborted' });
+    expect(sent).toEqual(['turn/start']);
+  });
 });

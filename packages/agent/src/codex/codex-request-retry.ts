@@ -20,6 +20,8 @@ export interface RequestOptions {
    * must then be interrupted (issue 29, defect 6).
    */
   abandonOnAbort?: boolean;
+  /** Asked before each try is sent (RunTurnRequest.mayHandOver): false, and nothing is sent (`aborted`). */
+  mayStart?: () => boolean | Promise<boolean>;
 }
 
 export type RetriedOutcome = RpcOutcome | { kind: 'overloaded' } | { kind: 'aborted' };
@@ -40,6 +42,9 @@ export async function requestWithRetry(connection: CodexConnection, method: stri
     }
     // Nothing is started after a stop: a thread answered late must not be followed by turn/start.
     if (signal?.aborted) return { kind: 'aborted' };
+    const may = options.mayStart ? options.mayStart() : true;
+    // Only a wait for the holder's word costs a tick (then the stop is read again: it may have come meanwhile).
+    if (may !== true && (!(await may) || signal?.aborted)) return { kind: 'aborted' };
     const answer = connection.request(method, params);
     const outcome = options.abandonOnAbort ? await answerUnlessAborted(answer, signal) : await answer;
     if (outcome.kind !== 'error' || outcome.error.code !== rpcCodes.serverOverloaded) return outcome;

@@ -43,7 +43,11 @@ export async function runCodexTurn(context: CodexTurnContext, request: RunTurnRe
       approvalPolicy: threadSettingsOf(conversation.profile).approvalPolicy,
       sandboxPolicy: sandboxPolicyOf(conversation.profile, conversation.cwd),
     };
-    const started = await requestWithRetry(context.connection, 'turn/start', params, { retry: context.retry, signal: request.signal });
+    const started = await requestWithRetry(context.connection, 'turn/start', params, {
+      retry: context.retry,
+      signal: request.signal,
+      ...(request.mayHandOver ? { mayStart: request.mayHandOver } : {}),
+    });
     if (started.kind !== 'result') return watch.result(endOfRequest('turn/start', started));
     watch.markReceived();
     const turnId = parseLeniently(turnStartResultSchema, started.result)?.turn.id;

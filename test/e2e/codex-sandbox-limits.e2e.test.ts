@@ -1,9 +1,12 @@
+import { getPriority } from 'node:os';
+import type { ManagedProcess } from '@switchboard/harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { TestSystem } from '../support/system.ts';
 
 // Issue 30, finding 1: a Codex child, and every command it ran, could use as much memory, as large files and as large
-// a /tmp (memory) as the machine had (docs/codex.md, "What a child may use"). Through a real worker process and the
+// a /tmp (memory) as the machine had, at the worker's own CPU priority (docs/codex.md, "What a child may use").
+// Through a real worker process and the
 // fake app-server's `sh:` script, which runs the command for real in the child's sandbox.
 
 describe('a Codex child’s resource limits, through a worker process', () => {
@@ -34,5 +37,13 @@ describe('a Codex child’s resource limits, through a worker process', () => {
 
     const other = await run(7502, 'echo still here');
     expect(other).toContain('still here');
+  });
+
+  it('runs a command at a lower CPU priority than the worker, so busy loops in a child take only what the worker leaves', async () => {
+    // Field 19 of /proc/<pid>/stat is the niceness; each command reads its own.
+    const reply = await run(7503, `cut -d' ' -f19 /proc/self/stat; sh -c "cut -d' ' -f19 /proc/self/stat"`);
+    expect(reply.split('\n').slice(1).filter(Boolean)).toEqual(['10', '10']);
+    const worker = (system.workers[0] as ManagedProcess).child.pid as number;
+    expect(getPriority(worker)).toBe(0);
   });
 });

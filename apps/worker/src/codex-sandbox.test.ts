@@ -27,12 +27,14 @@ describe(confineChildEnv.name, () => {
     const prepared = await confineChildEnv(env(join(base, 'homes/3')), Promise.resolve(confinement), async () => join(base, 'ws/3'))(3, ['sh', '-c', 'true']);
     if (prepared.kind !== 'ready') throw new Error(prepared.reason);
     const argv = prepared.argv ?? [];
-    // The guard (ends the sandbox when the worker dies), prlimit's limits, then bwrap.
+    // The guard (ends the sandbox when the worker dies), a lower CPU priority, prlimit's limits, then bwrap.
     expect(argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
     expect(argv[3]).toBe('codex-sandbox-guard');
     const bwrapAt = argv.findIndex((arg) => arg.endsWith('/bwrap'));
-    expect(argv[4]).toMatch(/\/prlimit$/);
-    expect(argv.slice(5, bwrapAt)).toEqual(['--nproc=512', '--nofile=4096', `--data=${4096 * 1024 * 1024}`, `--fsize=${2048 * 1024 * 1024}`, '--']);
+    expect(argv[4]).toMatch(/\/nice$/);
+    expect(argv.slice(5, 7)).toEqual(['-n', '10']);
+    expect(argv[7]).toMatch(/\/prlimit$/);
+    expect(argv.slice(8, bwrapAt)).toEqual(['--nproc=512', '--nofile=4096', `--data=${4096 * 1024 * 1024}`, `--fsize=${2048 * 1024 * 1024}`, '--']);
     // Under the bridge to the worker's proxy (CODEX_SANDBOX_NETWORK=provider), in a network of its own with the proxy's socket bound in.
     const command = argv.slice(argv.indexOf('--', bwrapAt) + 1);
     expect(command.slice(0, 2)).toEqual([await realpath(process.execPath), '-e']);

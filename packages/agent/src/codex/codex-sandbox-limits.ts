@@ -23,12 +23,25 @@ export const childLimits = {
   fileBytes: 2048 * mib,
   /** The private /tmp (a tmpfs: memory). */
   tmpBytes: 512 * mib,
+  /**
+   * The CPU priority of the child and everything it runs: below the worker,
+   * the gateway and the databases (niceness 0), so that commands that keep
+   * every core busy (a build, a fork of busy loops) take what those leave and
+   * cannot stall the worker's heartbeat and turns (issue 30, findings 1 and
+   * 3). A priority, not a cap: on an idle machine a child may use it all.
+   */
+  niceness: 10,
 } as const;
 
 /** `argv` run under prlimit with the child's limits. */
 export function limitArgv(prlimit: string, argv: readonly string[]): string[] {
   const { processes, openFiles, dataBytes, fileBytes } = childLimits;
   return [prlimit, `--nproc=${processes}`, `--nofile=${openFiles}`, `--data=${dataBytes}`, `--fsize=${fileBytes}`, '--', ...argv];
+}
+
+/** `argv` run at the child's lower CPU priority (coreutils' `nice`). */
+export function niceArgv(nice: string, argv: readonly string[]): string[] {
+  return [nice, '-n', String(childLimits.niceness), ...argv];
 }
 
 const sizeSupport = new Map<string, Promise<boolean>>();

@@ -12,7 +12,7 @@ import { buildBwrapArgv, commandReadPath, nodeReadPath, type HiddenPath, type Sy
 import { bridgeArgv } from './codex-net-bridge.ts';
 import { guardSandboxArgv } from './codex-sandbox-guard.ts';
 import { userArgv } from './codex-sandbox-user.ts';
-import { bwrapSupportsSize, childLimits, limitArgv } from './codex-sandbox-limits.ts';
+import { bwrapSupportsSize, childLimits, limitArgv, niceArgv } from './codex-sandbox-limits.ts';
 
 export interface CodexSandboxSettings {
   /** The bubblewrap program, as `checkCodexSandbox` found it. */
@@ -107,10 +107,12 @@ export async function wrapCodexCommand(settings: CodexSandboxSettings, argv: rea
     tmpBytes: (await bwrapSupportsSize(settings.bwrap)) ? childLimits.tmpBytes : undefined,
     netProxySocket: settings.netProxySocket,
   });
-  // Where util-linux's prlimit is missing the child runs without its rlimits (docs/codex.md, "What a child may use").
-  const prlimit = await findExecutable('prlimit', settings.searchPath);
+  // Where util-linux's prlimit or coreutils' nice is missing the child runs without its rlimits or at the worker's
+  // priority (docs/codex.md, "What a child may use").
+  const [prlimit, nice] = await Promise.all([findExecutable('prlimit', settings.searchPath), findExecutable('nice', settings.searchPath)]);
   const limited = prlimit ? limitArgv(prlimit, bwrapArgv) : bwrapArgv;
-  return guardSandboxArgv(settings.setpriv && dirs.uid !== undefined ? userArgv(settings.setpriv, dirs.uid, limited) : limited);
+  const niced = nice ? niceArgv(nice, limited) : limited;
+  return guardSandboxArgv(settings.setpriv && dirs.uid !== undefined ? userArgv(settings.setpriv, dirs.uid, niced) : niced);
 }
 
 /** The program's path: as given when it names a path, else the first executable file of that name on `path`. */

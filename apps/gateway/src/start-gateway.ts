@@ -1,6 +1,6 @@
 import { Api } from 'grammy';
 import type { GatewayConfig } from '@switchboard/config';
-import { createDbClient } from '@switchboard/db';
+import { createDbClient, databaseReach } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
@@ -18,7 +18,7 @@ export interface RunningGateway {
 
 /** Wires the gateway's clients, builds the app and listens. Used by main.ts and by tests in-process. */
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
-  const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-gateway' });
+  const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-gateway', ...databaseReach(config) });
   const redis = createRedisConnection(config.REDIS_URL, 'producer');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);

@@ -6,7 +6,7 @@ import { createConversationActions, createLifecycleEmitter } from '@switchboard/
 import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime } from '@switchboard/agent';
 import { staleTurnRule } from '@switchboard/core';
 import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
-import { createDbClient, cutOffRunningTurns, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
+import { createDbClient, cutOffRunningTurns, databaseReach, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
 import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
@@ -47,7 +47,7 @@ export interface StartWorkerOptions {
 
 export async function startWorker(config: WorkerConfig, log: Logger = createLogger('worker', config.LOG_LEVEL), options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const db = createDbClient(config.DATABASE_URL, { max: config.WORKER_DB_POOL_SIZE, applicationName: 'switchboard-worker' });
+  const db = createDbClient(config.DATABASE_URL, { max: config.WORKER_DB_POOL_SIZE, applicationName: 'switchboard-worker', ...databaseReach(config) });
   const redis = createRedisConnection(config.REDIS_URL, 'worker');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
@@ -62,7 +62,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   await registerWorker(db.db, { id: workerId, hostname: hostname(), pid: process.pid });
   let stopTakingWork = (): void => undefined;
   const heartbeat = startWorkerHeartbeat({
-    databaseUrl: config.DATABASE_URL, workerId, intervalMs: config.HEARTBEAT_INTERVAL_MS, health: ctx.heartbeat, log,
+    databaseUrl: config.DATABASE_URL, prepare: config.DATABASE_PREPARED_STATEMENTS, workerId, intervalMs: config.HEARTBEAT_INTERVAL_MS, health: ctx.heartbeat, log,
     onDeclaredDead: () => (options.onDeclaredDead ?? stopTakingWork)(),
   });
   await applyRestartRules(ctx);

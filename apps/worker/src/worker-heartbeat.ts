@@ -7,6 +7,8 @@ export const declaredDeadExitCode = 75;
 
 export interface HeartbeatParts {
   databaseUrl: string;
+  /** DATABASE_PREPARED_STATEMENTS. */
+  prepare: boolean;
   workerId: string;
   intervalMs: number;
   health: HeartbeatHealth;
@@ -31,7 +33,7 @@ export interface WorkerHeartbeat {
  * gives up everything it runs instead of finishing turns that are no longer its own.
  */
 export function startWorkerHeartbeat(parts: HeartbeatParts): WorkerHeartbeat {
-  const client = createDbClient(parts.databaseUrl, { max: 1, applicationName: 'switchboard-worker-heartbeat' });
+  const client = createDbClient(parts.databaseUrl, { max: 1, applicationName: 'switchboard-worker-heartbeat', prepare: parts.prepare });
   let declaredDead = false;
   const beat = async (): Promise<void> => {
     try {

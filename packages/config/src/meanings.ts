@@ -7,7 +7,9 @@ import { ZodEffects, ZodObject, type z } from 'zod';
  * schema itself; a test refuses a variable without one.
  */
 export const meanings: Record<string, string> = {
-  DATABASE_URL: 'Postgres connection URL',
+  DATABASE_URL: 'Postgres connection URL (may point at PgBouncer in transaction mode: then set DATABASE_SESSION_URL, and DATABASE_PREPARED_STATEMENTS=off before PgBouncer 1.21)',
+  DATABASE_SESSION_URL: 'a direct, session-mode Postgres connection for advisory locks held across calls and for migrations; unset: DATABASE_URL',
+  DATABASE_PREPARED_STATEMENTS: 'on: the hot statements are prepared once per connection; off: sent unprepared, for a transaction pooler that cannot keep prepared statements',
   REDIS_URL: 'Redis connection URL (run Redis with maxmemory-policy noeviction)',
   REDIS_PREFIX: 'prefix of every Redis key, so several systems can share one Redis',
   LOG_LEVEL: 'pino log level: fatal, error, warn, info, debug, trace or silent',

@@ -29,6 +29,10 @@ import { describeShape } from './meanings.ts';
 
 const shared = {
   DATABASE_URL: postgresUrl,
+  /** A direct (session-mode) connection for what needs a session; unset: DATABASE_URL (docs/services.md, "Postgres behind PgBouncer"). */
+  DATABASE_SESSION_URL: postgresUrl.optional(),
+  /** off: no named prepared statements, for DATABASE_URL behind a transaction pooler that cannot keep them (PgBouncer before 1.21). */
+  DATABASE_PREPARED_STATEMENTS: onOff('on'),
   REDIS_URL: redisUrl,
   REDIS_PREFIX: redisPrefix,
   LOG_LEVEL: logLevel,
@@ -350,7 +354,7 @@ export const simEnvSchema = z.object(
   }),
 );
 
-export const migrateEnvSchema = z.object(describeShape({ DATABASE_URL: postgresUrl, LOG_LEVEL: logLevel }));
+export const migrateEnvSchema = z.object(describeShape({ DATABASE_URL: postgresUrl, DATABASE_SESSION_URL: postgresUrl.optional(), LOG_LEVEL: logLevel }));
 
 /** `npm run pair`: the running gateway's admin API, reached as the gateway's own HOST and PORT say unless GATEWAY_URL is given. */
 export const pairEnvSchema = z.object(

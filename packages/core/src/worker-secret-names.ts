@@ -7,6 +7,7 @@
  */
 const workerSecretNames = new Set([
   'DATABASE_URL',
+  'DATABASE_SESSION_URL',
   'REDIS_URL',
   'ADMIN_TOKEN',
   'EVENT_WEBHOOK_URLS',

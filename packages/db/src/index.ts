@@ -1,4 +1,4 @@
-export { createDbClient, type CreateDbOptions, type Database, type DbClient } from './client.ts';
+export { createDbClient, databaseReach, type CreateDbOptions, type Database, type DbClient } from './client.ts';
 export { AdvisoryLock } from './lock-ids.ts';
 export { migrateDatabase, migrationsFolder } from './migrate.ts';
 export * from './schema/index.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import { sessionClientOf, type Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 import type { MessageRow } from './turn-store.ts';
 
@@ -24,7 +24,7 @@ export interface SessionLock {
  * the lock goes with it, with no TTL to wait out.
  */
 export async function tryLockSessionForCompression(db: Database, sessionId: number): Promise<SessionLock> {
-  const reserved = await db.$client.reserve();
+  const reserved = await sessionClientOf(db).reserve();
   try {
     const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${compressionLockKey(sessionId)}::bigint) as locked`;
     if (!row?.locked) {

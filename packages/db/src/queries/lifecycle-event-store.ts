@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import { sessionClientOf, type Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
 
 export interface RecordedEvent {
@@ -81,7 +81,7 @@ export interface EventDeliveryLock {
  * Undefined while another worker holds it.
  */
 export async function tryLockEventDelivery(db: Database): Promise<EventDeliveryLock | undefined> {
-  const reserved = await db.$client.reserve();
+  const reserved = await sessionClientOf(db).reserve();
   try {
     const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(${AdvisoryLock.EventDelivery}) as locked`;
     if (!row?.locked) {

@@ -27,7 +27,7 @@ export interface StartPostgresOptions {
   settings?: string[];
 }
 
-interface UnixIds {
+export interface UnixIds {
   uid: number;
   gid: number;
 }
@@ -194,7 +194,7 @@ export function findPostgresBinDir(): string {
  * `postgres` system user (the Debian package creates it; a bare machine
  * gets one here). Anyone else runs it as themselves.
  */
-function resolveServerUser(): UnixIds | undefined {
+export function resolveServerUser(): UnixIds | undefined {
   if (process.getuid?.() !== 0) return undefined;
   let ids = lookupUser('postgres');
   if (ids === undefined) {

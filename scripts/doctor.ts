@@ -5,7 +5,7 @@
  * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
-import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
+import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkPostgresSession, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
 import { checkCodex, checkCodexConfinement } from './lib/doctor-codex.ts';
 
 const marks: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
@@ -27,6 +27,7 @@ async function main(): Promise<number> {
   report(checkConfig(env));
   report(checkAccess(env));
   report(await checkPostgres(env));
+  report(await checkPostgresSession(env));
   report(await checkRedis(env));
   report(await checkModel(env));
   report(await checkCodex(env));

@@ -93,6 +93,28 @@ export async function checkPostgres(env: NodeJS.ProcessEnv): Promise<CheckResult
 }
 
 /**
+ * DATABASE_SESSION_URL, when set: the direct connection the session locks
+ * and migrations use behind a transaction pooler (docs/services.md, "Postgres
+ * behind PgBouncer"). A session URL that answers as a pooler's would not hold
+ * a lock across calls, which Postgres cannot tell us, so only reachability is checked.
+ */
+export async function checkPostgresSession(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+  const name = 'postgres session';
+  if (!env.DATABASE_SESSION_URL) return { name, status: 'skip', detail: 'DATABASE_SESSION_URL unset: session locks and migrations use DATABASE_URL' };
+  const url = readSetting(env, 'DATABASE_SESSION_URL');
+  if (!url) return { name, status: 'fail', detail: 'DATABASE_SESSION_URL is invalid', fix: 'set a postgres:// URL of Postgres itself (not the pooler)' };
+  const sql = postgres(url, { max: 1, connect_timeout: timeoutMs / 1000, onnotice: () => undefined });
+  try {
+    await sql`select 1`;
+    return { name, status: 'ok', detail: `direct connection at ${describeUrl(url)}` };
+  } catch (error) {
+    return { name, status: 'fail', detail: `cannot reach ${describeUrl(url)}: ${(error as Error).message}`, fix: 'correct DATABASE_SESSION_URL: Postgres itself, not the pooler' };
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+/**
  * Compares migrations/meta/_journal.json with drizzle's bookkeeping table
  * (drizzle.__drizzle_migrations: one row per applied file, created_at = the
  * journal's `when`, hash = SHA-256 of the SQL file), the way drizzle's

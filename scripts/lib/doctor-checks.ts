@@ -99,7 +99,7 @@ export async function checkPostgres(env: NodeJS.ProcessEnv): Promise<CheckResult
  * a lock across calls, which Postgres cannot tell us, so only reachability is checked.
  */
 export async function checkPostgresSession(env: NodeJS.ProcessEnv): Promise<CheckResult> {
-  const name = 'postgres session';
+  const name = 'postgres (session)';
   if (!env.DATABASE_SESSION_URL) return { name, status: 'skip', detail: 'DATABASE_SESSION_URL unset: session locks and migrations use DATABASE_URL' };
   const url = readSetting(env, 'DATABASE_SESSION_URL');
   if (!url) return { name, status: 'fail', detail: 'DATABASE_SESSION_URL is invalid', fix: 'set a postgres:// URL of Postgres itself (not the pooler)' };

@@ -47,6 +47,13 @@ function readLoads(loadsLog: string): string[] {
   return existsSync(loadsLog) ? readFileSync(loadsLog, 'utf8').split('\n').filter(Boolean) : [];
 }
 
+const adminPackages = /node_modules\/(@fastify\/swagger|@fastify\/swagger-ui|@fastify\/static|@bull-board\/api|@bull-board\/fastify)\//;
+
+/** Which of the admin's packages (external to the bundle, loaded from node_modules) a process loaded. */
+function readLoadedAdminPackages(loadsLog: string): string[] {
+  return [...new Set(readLoads(loadsLog).flatMap((url) => adminPackages.exec(fileURLToPath(url))?.[1] ?? []))].sort();
+}
+
 async function sizeInMiB(dir: string): Promise<number> {
   const { stdout } = await run('du', ['-sk', dir]);
   return Number(stdout.split('\t')[0]) / 1024;
@@ -102,7 +109,7 @@ describe('the production build', () => {
   // The worker's token table (o200k ranks, read from dist/) is read on its first count, not at start, and the
   // Slack and Discord SDKs only where those platforms are configured: idle processes stay small
   // (docs/benchmarks.md, "Memory from the production build").
-  it('migrates, starts and answers a Telegram message end to end, reading the token table only for that turn and no Slack or Discord SDK', async () => {
+  it('migrates, starts and answers a Telegram message end to end, reading the token table only for that turn and no Slack or Discord SDK or admin package', async () => {
     const readsLog = join(deployDir, 'ranks-reads.log');
     const ranksReads = () => (existsSync(readsLog) ? readFileSync(readsLog, 'utf8').split('\n').filter(Boolean) : []);
     const env = { DATABASE_URL: database!.url, REDIS_URL: redisUrl(), REDIS_PREFIX: createRedisPrefix(), LOG_LEVEL: 'warn', TELEGRAM_BOT_TOKEN: botToken, TELEGRAM_WEBHOOK_SECRET: webhookSecret };
@@ -149,13 +156,18 @@ describe('the production build', () => {
     expect(readLoads(loadsLog('worker'))).toContain(`file://${join(deployDir, 'dist', 'worker.js')}`);
     expect(readLoadedSdks(loadsLog('gateway'))).toEqual([]);
     expect(readLoadedSdks(loadsLog('worker'))).toEqual([]);
+    // No ADMIN_TOKEN: no admin routes, and none of their packages loaded.
+    expect(readLoadedAdminPackages(loadsLog('gateway'))).toEqual([]);
 
-    // A gateway configured for Slack asks auth.test at start (its own user id), through @slack/web-api; Discord stays unloaded.
+    // A gateway configured for Slack asks auth.test at start (its own user id), through @slack/web-api; Discord stays
+    // unloaded. With ADMIN_TOKEN set it loads the admin's packages and serves the admin (its API docs among them).
     const slackGatewayPort = await getFreePort();
+    const adminToken = 'prod-build-admin-token-0123456789';
     const slackGateway = launch('gateway', {
       PORT: String(slackGatewayPort),
       HOST: '127.0.0.1',
       TELEGRAM_API_ROOT: simUrl,
+      ADMIN_TOKEN: adminToken,
       SLACK_BOT_TOKEN: slackBotToken,
       SLACK_SIGNING_SECRET: 'prod-build-slack-secret',
       SLACK_API_URL: `${simUrl}/api/`,
@@ -164,5 +176,8 @@ describe('the production build', () => {
     }, 'slack-gateway');
     await waitForHttp(`http://127.0.0.1:${slackGatewayPort}/healthz`, 30_000, slackGateway);
     expect(readLoadedSdks(loadsLog('slack-gateway'))).toEqual(['@slack/web-api']);
+    const docs = await fetch(`http://127.0.0.1:${slackGatewayPort}/admin/openapi.json`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(docs.status).toBe(200);
+    expect(readLoadedAdminPackages(loadsLog('slack-gateway'))).toEqual(['@bull-board/api', '@bull-board/fastify', '@fastify/static', '@fastify/swagger', '@fastify/swagger-ui']);
   }, 120_000);
 });

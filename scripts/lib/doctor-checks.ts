@@ -272,7 +272,7 @@ export async function checkSlack(env: NodeJS.ProcessEnv): Promise<CheckResult> {
   }
   const apiUrl = readSetting(env, 'SLACK_API_URL') ?? 'https://slack.com/api/';
   try {
-    const me = await fetchSlackAuthInfo(createSlackClient({ token, apiUrl, timeoutMs }));
+    const me = await fetchSlackAuthInfo(await createSlackClient({ token, apiUrl, timeoutMs }));
     if (!signingSecret) return { name, status: 'warn', detail: `auth.test: team ${me.teamId}, bot user ${me.userId}; no SLACK_SIGNING_SECRET`, fix: 'set SLACK_SIGNING_SECRET or the gateway takes no Slack events' };
     return { name, status: 'ok', detail: `auth.test: team ${me.teamId}, bot user ${me.userId}` };
   } catch (error) {

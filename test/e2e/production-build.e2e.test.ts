@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,6 +24,34 @@ function copyDeployment(target: string): void {
       cpSync(join(repoRoot, manifest), join(target, manifest));
     }
   }
+}
+
+const sdkPackages = /node_modules\/(@slack\/web-api|@discordjs\/rest|discord-api-types)\//;
+
+/** Which platform SDKs the modules a process loaded carry: a package's own file, or a chunk of dist/ whose source map lists one. */
+function readLoadedSdks(loadsLog: string): string[] {
+  const urls = existsSync(loadsLog) ? new Set(readFileSync(loadsLog, 'utf8').split('\n').filter(Boolean)) : new Set<string>();
+  const found = new Set<string>();
+  for (const url of urls) {
+    const file = fileURLToPath(url);
+    const sources = existsSync(`${file}.map`) ? (JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] }).sources : [file];
+    for (const source of sources) {
+      const sdk = sdkPackages.exec(source)?.[1];
+      if (sdk) found.add(sdk);
+    }
+  }
+  return [...found].sort();
+}
+
+function readLoads(loadsLog: string): string[] {
+  return existsSync(loadsLog) ? readFileSync(loadsLog, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+const adminPackages = /node_modules\/(@fastify\/swagger|@fastify\/swagger-ui|@fastify\/static|@bull-board\/api|@bull-board\/fastify)\//;
+
+/** Which of the admin's packages (external to the bundle, loaded from node_modules) a process loaded. */
+function readLoadedAdminPackages(loadsLog: string): string[] {
+  return [...new Set(readLoads(loadsLog).flatMap((url) => adminPackages.exec(fileURLToPath(url))?.[1] ?? []))].sort();
 }
 
 async function sizeInMiB(dir: string): Promise<number> {
@@ -77,14 +106,15 @@ describe('the production build', () => {
     expect(await sizeInMiB(join(deployDir, 'node_modules'))).toBeLessThanOrEqual(150);
   });
 
-  // The worker's token table (o200k ranks, read from dist/) is read on its first count, not at start:
-  // idle workers stay small (docs/benchmarks.md, "Memory from the production build").
-  it('migrates, starts and answers a Telegram message end to end, reading the token table only for that turn', async () => {
+  // The worker's token table (o200k ranks, read from dist/) is read on its first count, not at start, and the
+  // Slack and Discord SDKs only where those platforms are configured: idle processes stay small
+  // (docs/benchmarks.md, "Memory from the production build").
+  it('migrates, starts and answers a Telegram message end to end, reading the token table only for that turn and no Slack or Discord SDK or admin package', async () => {
     const readsLog = join(deployDir, 'ranks-reads.log');
     const ranksReads = () => (existsSync(readsLog) ? readFileSync(readsLog, 'utf8').split('\n').filter(Boolean) : []);
     const env = { DATABASE_URL: database!.url, REDIS_URL: redisUrl(), REDIS_PREFIX: createRedisPrefix(), LOG_LEVEL: 'warn', TELEGRAM_BOT_TOKEN: botToken, TELEGRAM_WEBHOOK_SECRET: webhookSecret };
-    const launch = (name: string, extra: Record<string, string>) => {
-      const child = spawnCommand(`prod-${name}`, process.execPath, [join(deployDir, 'scripts/run-entry.mjs'), name], { ...env, ...extra }, 'test-results/logs', deployDir);
+    const launch = (name: string, extra: Record<string, string>, label = name) => {
+      const child = spawnCommand(`prod-${label}`, process.execPath, [join(deployDir, 'scripts/run-entry.mjs'), name], { ...env, ...extra }, 'test-results/logs', deployDir);
       started.push(child);
       return child;
     };
@@ -93,14 +123,21 @@ describe('the production build', () => {
 
     const [simPort, gatewayPort, workerPort] = [await getFreePort(), await getFreePort(), await getFreePort()];
     const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = launch('sim', { PORT: String(simPort), HOST: '127.0.0.1', SIM_TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${gatewayPort}/webhooks/telegram` });
+    const slackBotToken = 'xoxb-prod-build';
+    const sim = launch('sim', { PORT: String(simPort), HOST: '127.0.0.1', SIM_TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${gatewayPort}/webhooks/telegram`, SLACK_BOT_TOKEN: slackBotToken });
     await waitForHttp(`${simUrl}/control/discord/bot`, 30_000, sim);
-    const gateway = launch('gateway', { PORT: String(gatewayPort), HOST: '127.0.0.1', TELEGRAM_API_ROOT: simUrl });
+    // Every module each process loads, to see whether any carries a platform SDK.
+    const loadsLog = (name: string) => join(deployDir, `${name}-loads.log`);
+    const recordLoads = (name: string) => ({ RECORD_LOADS_TO: loadsLog(name) });
+    const importing = (...files: string[]) => ({ NODE_OPTIONS: files.map((file) => `--import ${join(repoRoot, 'test/support', file)}`).join(' ') });
+    const gateway = launch('gateway', { PORT: String(gatewayPort), HOST: '127.0.0.1', TELEGRAM_API_ROOT: simUrl, ...importing('record-module-loads.mjs'), ...recordLoads('gateway') });
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/healthz`, 30_000, gateway);
-    const countReads = { NODE_OPTIONS: `--import ${join(repoRoot, 'test/support/count-file-reads.mjs')}`, COUNT_READS_OF: 'o200k_base.tiktoken', COUNT_READS_TO: readsLog };
+    const countReads = { ...importing('count-file-reads.mjs', 'record-module-loads.mjs'), COUNT_READS_OF: 'o200k_base.tiktoken', COUNT_READS_TO: readsLog, ...recordLoads('worker') };
     const worker = launch('worker', { WORKER_PORT: String(workerPort), TELEGRAM_API_ROOT: simUrl, MODEL_BASE_URL: `${simUrl}/v1`, MODEL_API_KEY: 'sk-sim', ...countReads });
     await waitForHttp(`http://127.0.0.1:${workerPort}/healthz`, 30_000, worker);
     expect(ranksReads()).toEqual([]);
+    expect(readLoadedSdks(loadsLog('gateway'))).toEqual([]);
+    expect(readLoadedSdks(loadsLog('worker'))).toEqual([]);
 
     const update = await fetch(`${simUrl}/control/telegram/updates`, {
       method: 'POST',
@@ -115,5 +152,32 @@ describe('the production build', () => {
     expect(sent[0]!.text.length).toBeGreaterThan(0);
     // Once, from the build's own copy: production installs no gpt-tokenizer.
     expect(ranksReads()).toEqual([join(deployDir, 'dist', 'o200k_base.tiktoken')]);
+    // The recorder saw the bundle itself, so the empty lists below are not for want of looking.
+    expect(readLoads(loadsLog('worker'))).toContain(`file://${join(deployDir, 'dist', 'worker.js')}`);
+    expect(readLoadedSdks(loadsLog('gateway'))).toEqual([]);
+    expect(readLoadedSdks(loadsLog('worker'))).toEqual([]);
+    // No ADMIN_TOKEN: no admin routes, and none of their packages loaded.
+    expect(readLoadedAdminPackages(loadsLog('gateway'))).toEqual([]);
+
+    // A gateway configured for Slack asks auth.test at start (its own user id), through @slack/web-api; Discord stays
+    // unloaded. With ADMIN_TOKEN set it loads the admin's packages and serves the admin (its API docs among them).
+    const slackGatewayPort = await getFreePort();
+    const adminToken = 'prod-build-admin-token-0123456789';
+    const slackGateway = launch('gateway', {
+      PORT: String(slackGatewayPort),
+      HOST: '127.0.0.1',
+      TELEGRAM_API_ROOT: simUrl,
+      ADMIN_TOKEN: adminToken,
+      SLACK_BOT_TOKEN: slackBotToken,
+      SLACK_SIGNING_SECRET: 'prod-build-slack-secret',
+      SLACK_API_URL: `${simUrl}/api/`,
+      ...importing('record-module-loads.mjs'),
+      ...recordLoads('slack-gateway'),
+    }, 'slack-gateway');
+    await waitForHttp(`http://127.0.0.1:${slackGatewayPort}/healthz`, 30_000, slackGateway);
+    expect(readLoadedSdks(loadsLog('slack-gateway'))).toEqual(['@slack/web-api']);
+    const docs = await fetch(`http://127.0.0.1:${slackGatewayPort}/admin/openapi.json`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(docs.status).toBe(200);
+    expect(readLoadedAdminPackages(loadsLog('slack-gateway'))).toEqual(['@bull-board/api', '@bull-board/fastify', '@fastify/static', '@fastify/swagger', '@fastify/swagger-ui']);
   }, 120_000);
 });

@@ -14,7 +14,7 @@ export async function resolveSlackContext(config: GatewayConfig, log: Logger): P
     return {};
   }
   try {
-    const client = createSlackClient({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, timeoutMs: 3000 });
+    const client = await createSlackClient({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL, timeoutMs: 3000 });
     const me = await fetchSlackAuthInfo(client);
     log.info({ teamId: me.teamId, botUserId: me.userId }, 'slack identity resolved');
     return { botUserId: me.userId, ...(me.botId ? { botId: me.botId } : {}) };

@@ -1,6 +1,7 @@
 import type { InboundAttachment, Platform } from '@switchboard/core';
 import { Api } from 'grammy';
 import { PlatformError } from './errors.ts';
+import { loadOnFirstUse } from './load-on-first-use.ts';
 import { checkFileUrl, discordFileHosts, resolvesToPrivate, slackFileHosts, telegramFileHosts, type FileHosts } from './file-hosts.ts';
 import { createSlackClient } from './slack/slack-sender.ts';
 
@@ -133,14 +134,15 @@ export function createTelegramFileFetcher(options: { token: string; apiRoot: str
  */
 export function createSlackFileFetcher(options: { token: string; apiUrl: string }): FileFetcher {
   // The caller's timeout bounds files.info too: the SDK's own retries would outlast it.
-  const client = createSlackClient({ token: options.token, apiUrl: options.apiUrl });
+  // Made on the first file, so a process that never fetches a Slack file never loads the SDK.
+  const client = loadOnFirstUse(() => createSlackClient({ token: options.token, apiUrl: options.apiUrl }));
   const hosts = slackFileHosts(options.apiUrl);
   return {
     platform: 'slack',
     async fetchFile(attachment, limits) {
       let file: { url_private_download?: string; size?: number; mode?: string; is_external?: boolean } | undefined;
       try {
-        file = (await client.files.info({ file: attachment.ref })).file;
+        file = (await (await client()).files.info({ file: attachment.ref })).file;
       } catch {
         throw new PlatformError('FILE_FETCH_FAILED', 'slack files.info failed');
       }

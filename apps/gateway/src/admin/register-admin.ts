@@ -1,35 +1,10 @@
-import fastifyHelmet from '@fastify/helmet';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
-import { TypeBoxValidatorCompiler, registerAjvFormats } from '@fastify/type-provider-typebox';
-import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '@switchboard/config';
-import { normaliseText } from '@switchboard/core';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { createRedisConnection, type TurnQueue } from '@switchboard/queue';
+import type { TurnQueue } from '@switchboard/queue';
 import type { Redis } from 'ioredis';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import { createAdminAuthHook } from './admin-auth.ts';
-import { createAdminActions, type AdminContext } from './admin-context.ts';
-import { handleAdminError } from './admin-errors.ts';
-import { parseAdminTokens } from './admin-tokens.ts';
-import { registerBullBoard } from './bull-board.ts';
-import { registerConsole } from './console-route.ts';
-import { createEventFanout } from './events/event-fanout.ts';
-import { eventsOpenApiPath, registerEventsRoute } from './events/events-route.ts';
-import { createFailureLimiter } from './failure-limiter.ts';
-import { registerAuditRoutes } from './routes/audit-routes.ts';
-import { registerConversationActionRoutes } from './routes/conversation-action-routes.ts';
-import { registerConversationRoutes } from './routes/conversation-routes.ts';
-import { registerOutboxRoutes } from './routes/outbox-routes.ts';
-import { registerPairingRoutes } from './routes/pairing-routes.ts';
-import { registerQueueRoutes } from './routes/queue-routes.ts';
-import { registerRestartRoutes } from './routes/restart-routes.ts';
-import { registerSessionRoutes } from './routes/session-routes.ts';
-import { registerTurnRoutes } from './routes/turn-routes.ts';
-import { adminSecurityHeaders, allowThirdPartyStyles } from './security-headers.ts';
 
 export interface AdminDeps {
   config: GatewayConfig;
@@ -40,97 +15,19 @@ export interface AdminDeps {
   metrics: GatewayMetrics;
 }
 
-/** Failed authentications one address may make per window before it is refused for the rest of it. */
-const authFailureLimit = { maxFailures: 10, windowMs: 60_000, maxAddresses: 10_000 };
-const eventStreamLimits = { maxBufferedBytes: 1024 * 1024, maxClients: 1000, pingIntervalMs: 30_000, closeGraceMs: 5_000 };
-
-registerAjvFormats();
-
 /**
  * Everything under /admin (docs/admin.md). With ADMIN_TOKEN unset nothing is
- * registered at all: /admin answers 404 like any unknown path.
+ * registered at all: /admin answers 404 like any unknown path, and the
+ * admin's modules (swagger and its UI, bull-board, @fastify/static for the
+ * console) are never loaded: register-admin-surface.ts is imported only when
+ * the admin is on, so a gateway without it does not carry them
+ * (docs/benchmarks.md, "Memory from the production build").
  */
 export async function registerAdmin(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   if (!deps.config.ADMIN_TOKEN) {
     deps.log.info('admin API is off (no ADMIN_TOKEN): no /admin route exists');
     return;
   }
-  const tokens = parseAdminTokens(deps.config.ADMIN_TOKEN);
-  const ctx: AdminContext = { ...deps, tokens, actions: createAdminActions(deps) };
-
-  // One subscription per gateway process, whatever the number of stream clients.
-  const subscriber = createRedisConnection(deps.config.REDIS_URL, 'subscriber');
-  subscriber.on('error', (err) => deps.log.warn({ err }, 'admin event subscriber error'));
-  const fanout = createEventFanout({ subscriber, prefix: deps.config.REDIS_PREFIX, log: deps.log, metrics: deps.metrics, ...eventStreamLimits });
-  app.addHook('onClose', async () => fanout.close());
-
-  const authenticate = createAdminAuthHook({
-    tokens,
-    limiter: createFailureLimiter(authFailureLimit),
-    metrics: deps.metrics,
-    log: deps.log,
-    queryTokenRoutes: new Set(['/admin/events']),
-  });
-
-  await app.register(
-    async (admin) => {
-      admin.setValidatorCompiler(TypeBoxValidatorCompiler);
-      admin.setErrorHandler(handleAdminError);
-      await admin.register(fastifyHelmet, adminSecurityHeaders);
-      await admin.register(registerConsole);
-      await admin.register(async (secured) => {
-        secured.decorateRequest('adminActor', '');
-        secured.addHook('onRequest', authenticate);
-        secured.addHook('onResponse', async (request, reply) => {
-          // A refused WebSocket upgrade leaves a socket that no HTTP parser owns any more: close it, or it lingers half-open.
-          if (request.headers.upgrade !== undefined && reply.statusCode !== 101) request.raw.socket?.destroy();
-        });
-        secured.addHook('preValidation', async (request) => {
-          // Actions without options may be posted with no body at all.
-          if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {};
-          // Text is normalised where it is parsed, as on the webhooks: a NUL or a lone surrogate in a suspend
-          // reason, an audit filter or a job id failed its query or its audit row with a 500 (found by the fuzzer, issue 17).
-          for (const part of [request.params, request.query, request.body]) normaliseStringFields(part);
-        });
-        await secured.register(fastifySwagger, {
-          openapi: {
-            info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, pairing, audit log, live events. See docs/admin.md.' },
-            components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An ADMIN_TOKEN token' } } },
-            security: [{ bearer: [] }],
-          },
-          transformObject: (documentObject) => {
-            const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
-            document.paths = { ...document.paths, '/admin/events': eventsOpenApiPath };
-            return document;
-          },
-        });
-        await secured.register(async (docs) => {
-          docs.addHook('onRequest', allowThirdPartyStyles);
-          await docs.register(fastifySwaggerUi, { routePrefix: '/docs' });
-        });
-        await secured.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
-        secured.get('/openapi.json', { schema: { hide: true } }, async () => secured.swagger());
-        registerSessionRoutes(secured, ctx);
-        registerConversationRoutes(secured, ctx);
-        registerConversationActionRoutes(secured, ctx);
-        registerTurnRoutes(secured, ctx);
-        registerQueueRoutes(secured, ctx);
-        registerOutboxRoutes(secured, ctx);
-        registerRestartRoutes(secured, ctx);
-        registerPairingRoutes(secured, ctx);
-        registerAuditRoutes(secured, ctx);
-        registerEventsRoute(secured, fanout);
-        await registerBullBoard(secured, [deps.queue]);
-      });
-    },
-    { prefix: '/admin' },
-  );
-  deps.log.info({ actors: tokens.map((token) => token.name) }, 'admin API on at /admin');
-}
-
-/** Normalises the top-level string values of a parsed request part in place (admin bodies and queries are flat; deeper values are refused by the schemas). */
-function normaliseStringFields(part: unknown): void {
-  if (typeof part !== 'object' || part === null || Array.isArray(part)) return;
-  const record = part as Record<string, unknown>;
-  for (const [key, value] of Object.entries(record)) if (typeof value === 'string') record[key] = normaliseText(value);
+  const { registerAdminSurface } = await import('./register-admin-surface.ts');
+  await registerAdminSurface(app, deps, deps.config.ADMIN_TOKEN);
 }

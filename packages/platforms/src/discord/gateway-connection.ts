@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DiscordAPIError, REST } from '@discordjs/rest';
-import { GatewayIntentBits, GatewayOpcodes, Routes } from 'discord-api-types/v10';
+import type { GatewayIntentBits, GatewayOpcodes } from 'discord-api-types/v10';
 import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '@switchboard/logger';
+import { loadOnFirstUse } from '../load-on-first-use.ts';
 
 /*
  * The inbound Discord Gateway, written on `ws` rather than @discordjs/ws
@@ -17,11 +17,20 @@ import type { Logger } from '@switchboard/logger';
  * - its identify throttle waits up to 6.5 s before any re-identify, and its
  *   sequence number advances when an event arrives, not when it was stored,
  *   so a resume after a failed store would skip the unstored events.
- * What is kept from the SDKs: @discordjs/rest for GET /gateway/bot and
- * discord-api-types for opcodes and intents.
+ * What is kept from the SDKs: @discordjs/rest for GET /gateway/bot
+ * (gateway-bot.ts, loaded on the first connect) and discord-api-types'
+ * declarations of opcodes and intents. Their values are written out here,
+ * checked against those declarations by `satisfies`: importing
+ * discord-api-types' values loads all of it (about 15 MiB of RSS).
  */
 
-export const defaultDiscordIntents = GatewayIntentBits.GuildMessages | GatewayIntentBits.DirectMessages | GatewayIntentBits.MessageContent;
+const opcode = { Dispatch: 0, Heartbeat: 1, Identify: 2, Resume: 6, Reconnect: 7, InvalidSession: 9, Hello: 10, HeartbeatAck: 11 } as const satisfies Pick<
+  typeof GatewayOpcodes,
+  'Dispatch' | 'Heartbeat' | 'Identify' | 'Resume' | 'Reconnect' | 'InvalidSession' | 'Hello' | 'HeartbeatAck'
+>;
+const intent = { GuildMessages: 512, DirectMessages: 4096, MessageContent: 32768 } as const satisfies Pick<typeof GatewayIntentBits, 'GuildMessages' | 'DirectMessages' | 'MessageContent'>;
+
+export const defaultDiscordIntents = intent.GuildMessages | intent.DirectMessages | intent.MessageContent;
 
 /** Close codes after which reconnecting cannot help (Discord Gateway docs), with what the operator must fix. */
 export const fatalDiscordCloseCodes: ReadonlyMap<number, string> = new Map([
@@ -126,7 +135,7 @@ class GatewayConnection implements DiscordGatewayConnection {
 
   private readonly options: DiscordGatewayOptions;
   private readonly log: DiscordGatewayOptions['log'];
-  private readonly rest: REST;
+  private readonly gatewayBot = loadOnFirstUse(async () => (await import('./gateway-bot.ts')).createGatewayBotReader({ apiUrl: this.options.apiUrl, token: this.options.token }));
   private readonly stop = new AbortController();
   private loop: Promise<void> | undefined;
   private live: LiveConnection | undefined;
@@ -143,7 +152,6 @@ class GatewayConnection implements DiscordGatewayConnection {
   constructor(options: DiscordGatewayOptions) {
     this.options = options;
     this.log = options.log;
-    this.rest = new REST({ api: options.apiUrl.replace(/\/+$/, ''), version: '10', retries: 1, timeout: 10_000 }).setToken(options.token);
   }
 
   start(): void {
@@ -210,18 +218,16 @@ class GatewayConnection implements DiscordGatewayConnection {
   }
 
   private async connectOnce(): Promise<{ outcome: Outcome; healthy: boolean }> {
-    let url: string;
+    let url: string | undefined;
     try {
       url = this.session?.resumeUrl ?? (await this.resolveGatewayUrl());
     } catch (error) {
       if (this.stop.signal.aborted) return { outcome: { kind: 'stopped' }, healthy: false };
-      if (error instanceof DiscordAPIError && error.status === 401) {
-        return { outcome: { kind: 'fatal', code: 4004, reason: fatalDiscordCloseCodes.get(4004) as string }, healthy: false };
-      }
       this.log.warn({ err: error }, 'discord gateway: GET /gateway/bot failed');
       return { outcome: { kind: 'resume' }, healthy: false };
     }
     if (this.stop.signal.aborted) return { outcome: { kind: 'stopped' }, healthy: false };
+    if (url === undefined) return { outcome: { kind: 'fatal', code: 4004, reason: fatalDiscordCloseCodes.get(4004) as string }, healthy: false };
     let target: URL;
     try {
       target = new URL(url);
@@ -236,12 +242,12 @@ class GatewayConnection implements DiscordGatewayConnection {
     return new Promise((resolve) => this.openSocket(target, generation, resolve));
   }
 
-  private async resolveGatewayUrl(): Promise<string> {
+  /** undefined: Discord refused the token. */
+  private async resolveGatewayUrl(): Promise<string | undefined> {
     if (this.options.gatewayUrl) return this.options.gatewayUrl;
-    const info = (await this.rest.get(Routes.gatewayBot(), { signal: this.stop.signal })) as {
-      url: string;
-      session_start_limit?: { remaining: number; reset_after: number };
-    };
+    const answer = await (await this.gatewayBot()).read(this.stop.signal);
+    if (answer.kind === 'unauthorized') return undefined;
+    const info = answer.info;
     const limit = info.session_start_limit;
     if (limit && limit.remaining <= 0) {
       // 1,000 identifies per 24 h; spending the last one early would only get the token reset.
@@ -308,7 +314,7 @@ class GatewayConnection implements DiscordGatewayConnection {
         return;
       }
       acked = false;
-      send({ op: GatewayOpcodes.Heartbeat, d: this.receivedSeq });
+      send({ op: opcode.Heartbeat, d: this.receivedSeq });
     };
 
     socket.on('error', (err) => this.log.debug({ err, generation }, 'discord gateway socket error'));
@@ -334,7 +340,7 @@ class GatewayConnection implements DiscordGatewayConnection {
         return;
       }
       switch (payload.op) {
-        case GatewayOpcodes.Hello: {
+        case opcode.Hello: {
           clearTimeout(helloTimer);
           const interval = (payload.d as { heartbeat_interval?: unknown } | null)?.heartbeat_interval;
           if (typeof interval !== 'number' || !(interval > 0)) return finish({ kind: 'resume' });
@@ -345,11 +351,11 @@ class GatewayConnection implements DiscordGatewayConnection {
           });
           if (this.session) {
             this.status = 'resuming';
-            send({ op: GatewayOpcodes.Resume, d: { token: this.options.token, session_id: this.session.sessionId, seq: this.session.seq } });
+            send({ op: opcode.Resume, d: { token: this.options.token, session_id: this.session.sessionId, seq: this.session.seq } });
           } else {
             this.status = 'connecting';
             send({
-              op: GatewayOpcodes.Identify,
+              op: opcode.Identify,
               d: {
                 token: this.options.token,
                 intents: this.options.intents ?? defaultDiscordIntents,
@@ -363,24 +369,24 @@ class GatewayConnection implements DiscordGatewayConnection {
           });
           return;
         }
-        case GatewayOpcodes.HeartbeatAck:
+        case opcode.HeartbeatAck:
           acked = true;
           return;
-        case GatewayOpcodes.Heartbeat:
+        case opcode.Heartbeat:
           // The server asks for a beat now; it does not change what the ACK check waits for.
-          send({ op: GatewayOpcodes.Heartbeat, d: this.receivedSeq });
+          send({ op: opcode.Heartbeat, d: this.receivedSeq });
           return;
-        case GatewayOpcodes.Reconnect:
+        case opcode.Reconnect:
           this.log.info({ generation }, 'discord gateway: asked to reconnect (op 7); resuming');
           return finish({ kind: 'resume' });
-        case GatewayOpcodes.InvalidSession: {
+        case opcode.InvalidSession: {
           const resumable = payload.d === true && this.session !== undefined;
           this.log.info({ generation, resumable }, 'discord gateway: invalid session (op 9)');
           if (resumable) return finish({ kind: 'resume' });
           const { min, max } = this.options.invalidSessionDelayMs ?? { min: 1000, max: 5000 };
           return finish({ kind: 'identify', delayMs: Math.round(min + Math.random() * Math.max(0, max - min)) });
         }
-        case GatewayOpcodes.Dispatch: {
+        case opcode.Dispatch: {
           if (typeof payload.t !== 'string') return;
           const seq = typeof payload.s === 'number' ? payload.s : null;
           if (payload.t === 'READY') {

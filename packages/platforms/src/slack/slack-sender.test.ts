@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformError } from '../errors.ts';
 import { escapeSlackText } from './escape-text.ts';
-import { createSlackSender, fetchSlackAuthInfo } from './slack-sender.ts';
+import { createSlackClient, createSlackSender, fetchSlackAuthInfo } from './slack-sender.ts';
 
 interface Answer {
   status: number;
@@ -111,8 +111,8 @@ describe('createSlackSender', () => {
 describe('fetchSlackAuthInfo', () => {
   it('reads user, bot and team ids from auth.test', async () => {
     answers = [{ status: 200, body: { ok: true, url: 'https://x.slack.com/', team: 'X', user: 'bot', team_id: 'T1', user_id: 'U1', bot_id: 'B1' } }];
-    expect(await fetchSlackAuthInfo(sender().client)).toEqual({ userId: 'U1', botId: 'B1', teamId: 'T1' });
+    expect(await fetchSlackAuthInfo(await createSlackClient({ token: 'xoxb-test', apiUrl }))).toEqual({ userId: 'U1', botId: 'B1', teamId: 'T1' });
     answers = [{ status: 200, body: { ok: false, error: 'invalid_auth' } }];
-    expect((await caught(fetchSlackAuthInfo(sender().client))).code).toBe('REJECTED');
+    expect((await caught(fetchSlackAuthInfo(await createSlackClient({ token: 'xoxb-test', apiUrl })))).code).toBe('REJECTED');
   });
 });

@@ -1,9 +1,9 @@
-import { ErrorCode, LogLevel, WebClient, type Button, type KnownBlock } from '@slack/web-api';
+import type { WebClient } from '@slack/web-api';
 import { PlatformError } from '../errors.ts';
+import { deferSender, loadOnFirstUse, type SenderShape } from '../load-on-first-use.ts';
+import type { PlatformSender } from '../types.ts';
 import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
 import { renderSlackMrkdwn } from './render-mrkdwn.ts';
-import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
-import { readSlackReplyTarget } from './reply-target.ts';
 
 export interface SlackClientOptions {
   /** Bot token (`xoxb-…`). */
@@ -32,29 +32,21 @@ export interface SlackAuthInfo {
 
 /** Slack truncates a message's text past this many characters (Slack Web API docs). */
 const slackHardLimit = 40_000;
-const defaultTimeoutMs = 30_000;
-/** `ok:false` answers that Slack documents as its own trouble, worth another try. */
-const transientErrors = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/** @slack/web-api, loaded only where Slack is used (load-on-first-use.ts says why). */
+const loadSlackWebClient = loadOnFirstUse(() => import('./slack-web-client.ts'));
 
 /**
  * A WebClient that never retries on its own: the worker's deliverer owns the
  * retry policy (429: the platform's Retry-After; 5xx: backoff, then failed), so a 429 must surface at once as RATE_LIMITED
- * with its Retry-After instead of being slept through inside the SDK.
+ * with its Retry-After instead of being slept through inside the SDK. Async: the SDK loads on the first call.
  */
-export function createSlackClient(options: SlackClientOptions): WebClient {
-  return new WebClient(options.token, {
-    slackApiUrl: options.apiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    timeout: options.timeoutMs ?? defaultTimeoutMs,
-    // The SDK logs to the console; failures reach our logs as PlatformErrors instead.
-    logLevel: LogLevel.ERROR,
-  });
+export async function createSlackClient(options: SlackClientOptions): Promise<WebClient> {
+  return (await loadSlackWebClient()).createWebClient(options);
 }
 
-export function createSlackSender(options: SlackSenderOptions): PlatformSender & { client: WebClient } {
-  const client = createSlackClient(options);
-  return {
+export function createSlackSender(options: SlackSenderOptions): PlatformSender {
+  const shape: SenderShape = {
     platform: 'slack',
     // Chunks are split as Markdown (an entity or a link is never cut in two, and stored text stays as the model wrote it);
     // the cap keeps the escaped worst case under the hard limit, and 4,000 counts what the reader sees.
@@ -62,84 +54,15 @@ export function createSlackSender(options: SlackSenderOptions): PlatformSender &
     fitsOneMessage: (text) => renderSlackMrkdwn(text).length <= slackHardLimit,
     // Bots have no typing indicator in the Web API; 0 tells the worker not to try.
     typingIntervalMs: 0,
-    client,
-    async sendText(target, text): Promise<SentMessage> {
-      const t = readSlackReplyTarget(target);
-      try {
-        // Rendered (and so escaped) here, at the last step, so a retried send never renders twice.
-        const result = await client.chat.postMessage({ channel: t.channel, text: renderSlackMrkdwn(text), ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}) });
-        if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
-        return { platformMessageId: result.ts };
-      } catch (error) {
-        throw toPlatformError('chat.postMessage', error);
-      }
-    },
-    async editText(target, platformMessageId, text): Promise<void> {
-      const t = readSlackReplyTarget(target);
-      try {
-        // The same rendering as sendText, so a streamed message ends exactly as a posted one would read.
-        await client.chat.update({ channel: t.channel, ts: platformMessageId, text: renderSlackMrkdwn(text) });
-      } catch (error) {
-        throw toPlatformError('chat.update', error);
-      }
-    },
-    async sendWithButtons(target, text, buttons): Promise<SentMessage> {
-      const t = readSlackReplyTarget(target);
-      try {
-        const result = await client.chat.postMessage({
-          channel: t.channel,
-          text: escapeSlackText(text),
-          blocks: [textBlock(text), { type: 'actions', block_id: 'switchboard_choices', elements: buttons.map(toSlackButton) }],
-          ...(t.threadTs !== undefined ? { thread_ts: t.threadTs } : {}),
-        });
-        if (typeof result.ts !== 'string') throw new PlatformError('UNAVAILABLE', 'slack chat.postMessage: answer without ts');
-        return { platformMessageId: result.ts };
-      } catch (error) {
-        throw toPlatformError('chat.postMessage', error);
-      }
-    },
-    async replaceText(target, platformMessageId, text): Promise<void> {
-      const t = readSlackReplyTarget(target);
-      try {
-        // The blocks are replaced too: the buttons go with them.
-        await client.chat.update({ channel: t.channel, ts: platformMessageId, text: escapeSlackText(text), blocks: [textBlock(text)] });
-      } catch (error) {
-        throw toPlatformError('chat.update', error);
-      }
-    },
-    async sendTyping(): Promise<void> {},
-    async setReaction(target, change): Promise<void> {
-      const t = readSlackReplyTarget(target);
-      if (t.messageTs === undefined) return;
-      const timestamp = t.messageTs;
-      // Both at once: a remove that fails (no_reaction: the earlier add was refused) must not keep the next reaction away.
-      const results = await Promise.allSettled([
-        change.remove !== null ? client.reactions.remove({ channel: t.channel, timestamp, name: change.remove }) : undefined,
-        change.add !== null ? client.reactions.add({ channel: t.channel, timestamp, name: change.add }) : undefined,
-      ]);
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed) throw toPlatformError('reactions', failed.reason);
-    },
   };
-}
-
-/** Slack caps a section's text at 3,000 characters. */
-const sectionTextLimit = 3000;
-
-function textBlock(text: string): KnownBlock {
-  const escaped = escapeSlackText(text);
-  return { type: 'section', text: { type: 'plain_text', text: escaped.length > sectionTextLimit ? `${escaped.slice(0, sectionTextLimit - 1)}…` : escaped, emoji: false } };
-}
-
-function toSlackButton(button: ChoiceButton): Button {
-  // action_id must be unique within the block: the payload is (it names the choice).
-  return { type: 'button', text: { type: 'plain_text', text: button.label }, action_id: button.payload, value: button.payload, ...(button.style ? { style: button.style } : {}) };
+  return deferSender(shape, async () => (await loadSlackWebClient()).createSlackWebSender(options, shape));
 }
 
 /**
  * Answers a button press through its `response_url` (Slack interactivity docs):
  * `replace` rewrites the message the button was on (the buttons go), else an
- * ephemeral line only the presser sees. Valid 30 minutes, five uses.
+ * ephemeral line only the presser sees. Valid 30 minutes, five uses. Plain
+ * fetch: it needs no SDK.
  */
 export async function respondToSlackAction(responseUrl: string, answer: { text: string; replace: boolean }, timeoutMs = 3000): Promise<void> {
   let response: Response;
@@ -158,32 +81,5 @@ export async function respondToSlackAction(responseUrl: string, answer: { text: 
 
 /** `auth.test`: who the token belongs to, so the gateway can ignore the bot's own messages. */
 export async function fetchSlackAuthInfo(client: WebClient): Promise<SlackAuthInfo> {
-  try {
-    const result = await client.auth.test();
-    if (!result.user_id || !result.team_id) throw new PlatformError('REJECTED', 'slack auth.test: answer without user_id or team_id');
-    return { userId: result.user_id, botId: result.bot_id, teamId: result.team_id };
-  } catch (error) {
-    throw toPlatformError('auth.test', error);
-  }
-}
-
-function toPlatformError(method: string, error: unknown): PlatformError {
-  if (error instanceof PlatformError) return error;
-  const coded = error as { code?: unknown; retryAfter?: unknown; data?: { error?: unknown }; statusCode?: unknown } | null;
-  switch (coded?.code) {
-    case ErrorCode.RateLimitedError: {
-      const seconds = typeof coded.retryAfter === 'number' && coded.retryAfter >= 0 ? coded.retryAfter : 1;
-      return new PlatformError('RATE_LIMITED', `slack ${method}: rate limited`, { retryAfterMs: seconds * 1000, cause: error });
-    }
-    case ErrorCode.PlatformError: {
-      const code = String(coded.data?.error ?? 'error');
-      return new PlatformError(transientErrors.has(code) ? 'UNAVAILABLE' : 'REJECTED', `slack ${method}: ${code}`, { cause: error });
-    }
-    case ErrorCode.HTTPError:
-      return new PlatformError('UNAVAILABLE', `slack ${method}: HTTP ${String(coded.statusCode)}`, { cause: error });
-    case ErrorCode.RequestError:
-      return new PlatformError('UNAVAILABLE', `slack ${method}: network error`, { cause: error });
-    default:
-      return new PlatformError('UNAVAILABLE', `slack ${method}: unexpected error`, { cause: error });
-  }
+  return (await loadSlackWebClient()).fetchAuthInfo(client);
 }

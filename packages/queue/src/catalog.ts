@@ -39,6 +39,9 @@ interface JobSpec<S extends z.ZodTypeAny> {
  * Job name → payload schema and retry policy. A wake-up is cheap and
  * idempotent (the handler re-reads Postgres), so retries only need to outlast
  * a short Postgres or model outage; the recovery sweep covers anything longer.
+ * Finished jobs are kept by count only: an age bound as well costs every
+ * completion one more range read inside BullMQ's script (issue 31), and the
+ * count bounds Redis memory either way.
  */
 export const jobCatalog = {
   [JobName.WakeConversation]: {
@@ -46,7 +49,7 @@ export const jobCatalog = {
     options: {
       attempts: 5,
       backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: { count: 1000, age: 3600 },
+      removeOnComplete: { count: 1000 },
       removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
     },
   },

@@ -98,6 +98,10 @@ describe('admitInbound: the per-user rate limit', () => {
     for (let i = 0; i < 4; i++) verdicts.push(await admitInbound(deps, { ...message, eventId: `m${i}` }, false));
     expect(verdicts).toEqual(['allow', 'allow', 'rate_limited', 'rate_limited']);
     expect(await noticesIn(message.address.chatId)).toEqual([admissionNotices.rate_limited]);
+    // The window is the minute from the first message: set once, never left without an expiry (issue 31's one-command count).
+    const ttl = await redis.ttl(`${deps.redisPrefix}:rate:telegram:bot:11`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60);
   });
 
   it('counts each user on their own, even in the same chat', async () => {

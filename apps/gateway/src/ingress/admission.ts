@@ -64,10 +64,19 @@ export async function admitInbound(deps: AdmissionDeps, message: InboundMessage,
 }
 
 /**
+ * One user's window: adds the weight and, only when that created the key
+ * (the count equals the weight), sets its minute. One command per message
+ * once the window is open, instead of MULTI, INCRBY, EXPIRE NX and EXEC
+ * (issue 31); atomic as the transaction was, so a key never lives without
+ * its expiry.
+ */
+const countInWindowScript = `local n = redis.call('incrby', KEYS[1], ARGV[1]) if n == tonumber(ARGV[1]) then redis.call('expire', KEYS[1], ARGV[2]) end return n`;
+
+/**
  * Counts one more in the user's window and says whether it is over the limit
  * (`messages`: USER_RATE_LIMIT_PER_MINUTE; `exempt`: exemptRateFactor times
  * that). A window opens with the user's first message and lasts a minute
- * (EXPIRE NX), so bursts are judged whole. Redis trouble: not over.
+ * (countInWindowScript), so bursts are judged whole. Redis trouble: not over.
  */
 export async function overRate(deps: Pick<AdmissionDeps, 'redis' | 'redisPrefix' | 'log' | 'rateLimitPerMinute'>, message: InboundMessage, window: 'messages' | 'exempt'): Promise<boolean> {
   if (deps.rateLimitPerMinute <= 0) return false;
@@ -76,7 +85,7 @@ export async function overRate(deps: Pick<AdmissionDeps, 'redis' | 'redisPrefix'
   // A message with files weighs one more per file (issue 30, finding 3): each file is a download, and maybe a transcription, for a worker.
   const weight = 1 + (message.attachments?.length ?? 0);
   try {
-    const [[, count]] = (await deps.redis.multi().incrby(key, weight).expire(key, 60, 'NX').exec()) as [[Error | null, number]];
+    const count = Number(await deps.redis.eval(countInWindowScript, 1, key, weight, 60));
     return count > limit;
   } catch (err) {
     deps.log.warn({ err }, 'rate limit unavailable; admitting');

@@ -1,7 +1,7 @@
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '@switchboard/harness';
 import { isFakeRunning, turnStartsFor, useCodexSystem, waitForTurnStart } from '../support/codex-system.ts';
+import { stallUntilDeclaredDead } from '../support/restart-helpers.ts';
 import { waitForCondition } from '../support/turn-helpers.ts';
 
 /** apps/worker worker-heartbeat.ts declaredDeadExitCode. */
@@ -36,22 +36,10 @@ describe('a Codex worker declared dead while its child loads the thread', () => 
       where c.chat_id = ${String(chatId)} and t.status = 'running'`;
     const stalled = system.workers.find((w) => 'child' in w && w.child.pid === owner?.pid) as ManagedProcess | undefined;
     expect(stalled).toBeDefined();
-    const pid = stalled!.child.pid!;
-    const exited = once(stalled!.child, 'exit');
-
-    process.kill(pid, 'SIGSTOP');
-    try {
+    const code = await stallUntilDeclaredDead(system, { process: stalled!, workerId: owner!.id }, async () => {
       // The late resume answer reaches the frozen worker's pipe; the peer declares it dead and answers the message.
       expect((await system.waitForTelegram(chatId, 2, 30_000)).at(-1)?.text).toBe('codex: stalled question');
-      await waitForCondition('the stalled worker declared dead', async () => {
-        const [row] = await system.sql<{ status: string }[]>`select status from workers where id = ${owner!.id}`;
-        return row?.status === 'dead';
-      }, 10_000);
-    } finally {
-      process.kill(pid, 'SIGCONT');
-    }
-
-    const [code] = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running']), 10_000))])) as [number | string];
+    });
     expect(code).toBe(declaredDeadExitCode);
     // Codex began one turn on the message, the peer's; the woken worker sent its child nothing more.
     expect(turnStartsFor(setup, 'stalled question')).toHaveLength(1);

@@ -1,9 +1,7 @@
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '@switchboard/harness';
-import { fastRestartEnv, slowRule, turnsOf, waitForRunningTurn } from '../support/restart-helpers.ts';
+import { fastRestartEnv, slowRule, stallUntilDeclaredDead, turnsOf, waitForRunningTurn } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
-import { waitForCondition } from '../support/turn-helpers.ts';
 
 /** apps/worker worker-heartbeat.ts declaredDeadExitCode. */
 const declaredDeadExitCode = 75;
@@ -31,23 +29,11 @@ describe('a worker declared dead while stalled', () => {
     const [owner] = await system.sql<{ id: string; pid: number }[]>`select w.id, w.pid from turns t join workers w on w.id = t.worker_id where t.id = ${turnId}`;
     const stalled = system.workers.find((w) => 'child' in w && w.child.pid === owner?.pid) as ManagedProcess | undefined;
     expect(stalled).toBeDefined();
-    const pid = stalled!.child.pid!;
-    const exited = once(stalled!.child, 'exit');
-
-    process.kill(pid, 'SIGSTOP');
-    try {
+    const code = await stallUntilDeclaredDead(system, { process: stalled!, workerId: owner!.id }, async () => {
       // The peer finds the silent heartbeat, cuts the turn off and resumes it (the rule matches once: the echo answers).
       const [reply] = await system.waitForTelegram(chatId, 1, 30_000);
       expect(reply?.text).toContain('stall me');
-      await waitForCondition('the stalled worker declared dead', async () => {
-        const [row] = await system.sql<{ status: string }[]>`select status from workers where id = ${owner!.id}`;
-        return row?.status === 'dead';
-      }, 10_000);
-    } finally {
-      process.kill(pid, 'SIGCONT');
-    }
-
-    const [code] = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running']), 10_000))])) as [number | string];
+    });
     expect(code).toBe(declaredDeadExitCode);
     // Nothing from the stalled worker reached the chat: one message, the resumed turn's, never edited.
     const sent = await (await fetch(`${system.simUrl}/control/telegram/sent?chat_id=${chatId}`)).json() as { text: string; edits?: unknown[] }[];

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { ManagedProcess } from '@switchboard/harness';
 import type { TestSystem } from './system.ts';
@@ -196,4 +197,27 @@ export async function subscribeLifecycleEvents(system: TestSystem): Promise<{
     },
     close: () => subscriber.disconnect(),
   };
+}
+
+/**
+ * A stall a peer outlasts (docs/restarts.md, "Declared dead"): SIGSTOPs the
+ * worker process `stalled` (its row `workerId`), runs `whileStalled` (what the
+ * peer does meanwhile), waits until the row reads `dead`, then SIGCONTs it.
+ * Resolves to its exit code once it exits, or 'still running' after 10 s.
+ */
+export async function stallUntilDeclaredDead(system: TestSystem, stalled: { process: ManagedProcess; workerId: string }, whileStalled: () => Promise<void>): Promise<number | string | null> {
+  const { child } = stalled.process;
+  const exited = once(child, 'exit');
+  process.kill(child.pid ?? -1, 'SIGSTOP');
+  try {
+    await whileStalled();
+    await waitForCondition('the stalled worker declared dead', async () => {
+      const [row] = await system.sql<{ status: string }[]>`select status from workers where id = ${stalled.workerId}`;
+      return row?.status === 'dead';
+    }, 10_000);
+  } finally {
+    process.kill(child.pid ?? -1, 'SIGCONT');
+  }
+  const [code] = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running']), 10_000))])) as [number | string | null];
+  return code;
 }

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection, createTurnQueue, type TurnQueue } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, type TurnQueue , type RedisClient } from '@switchboard/queue';
 import { adminRequest, adminTokenEnv, aliceToken } from '../support/admin-client.ts';
 import { conversationState } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
@@ -42,7 +41,7 @@ interface AuditRow {
 
 describe('compaction requests coalesce', () => {
   let system: TestSystem;
-  let connection: Redis;
+  let connection: RedisClient;
   let queue: TurnQueue;
   const replyCounts = new Map<number, number>();
 

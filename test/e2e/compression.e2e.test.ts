@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findToolTail } from '@switchboard/core';
 import { createDbClient, loadTranscriptPage, type DbClient } from '@switchboard/db';
-import { createRedisConnection, createTurnQueue, enqueueCompaction, eventsChannel, type LifecycleEvent } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, enqueueCompaction, eventsChannel, type LifecycleEvent , type RedisClient } from '@switchboard/queue';
 import type { RunningWorker } from '@switchboard/worker';
 import { TestSystem } from '../support/system.ts';
 import {
@@ -121,7 +121,7 @@ interface Chain {
 describe('preflight compression', () => {
   let system: TestSystem;
   let db: DbClient;
-  let subscriber: Redis;
+  let subscriber: RedisClient;
   const events: LifecycleEvent[] = [];
   const replyCounts = new Map<number, number>();
 

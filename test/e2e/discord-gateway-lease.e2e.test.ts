@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayEnvSchema, parseConfig, type GatewayConfig } from '@switchboard/config';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
-import { createRedisConnection, createTurnQueue, deriveTokenId, discordGatewayLeaseKey } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, deriveTokenId, discordGatewayLeaseKey , type RedisClient } from '@switchboard/queue';
 import { createSim, type Sim } from '@switchboard/sim';
-import type { Redis } from 'ioredis';
 import { startDiscordInbound, type DiscordInbound } from '../../apps/gateway/src/discord/discord-inbound.ts';
 import { createIngressDeps } from '../../apps/gateway/src/ingress/accept-inbound.ts';
 import { discordEnv, discordSimOptions, sendDiscordMessage, waitForDiscordGateway } from '../support/discord.ts';
@@ -20,7 +19,7 @@ describe('Discord Gateway lease across gateway processes', () => {
   let simUrl: string;
   let database: TestDatabase;
   let db: DbClient;
-  let redis: Redis;
+  let redis: RedisClient;
   let config: GatewayConfig;
   const inbounds: DiscordInbound[] = [];
 

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayEnvSchema, parseConfig, type GatewayConfig } from '@switchboard/config';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
-import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue , type RedisClient } from '@switchboard/queue';
 import { createSim, type Sim } from '@switchboard/sim';
-import type { Redis } from 'ioredis';
 import { startDiscordInbound, type DiscordInbound } from '../../apps/gateway/src/discord/discord-inbound.ts';
 import { createIngressDeps } from '../../apps/gateway/src/ingress/accept-inbound.ts';
 import { startRedis, type RedisServer } from '@switchboard/harness';
@@ -26,7 +25,7 @@ describe('Discord Gateway across a Redis restarted empty', () => {
   let redisServer: RedisServer;
   let database: TestDatabase;
   let db: DbClient;
-  let redis: Redis;
+  let redis: RedisClient;
   let config: GatewayConfig;
   const inbounds: DiscordInbound[] = [];
 

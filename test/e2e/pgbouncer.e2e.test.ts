@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbClient, migrateDatabase } from '@switchboard/db';
 import { startPgBouncer, startPostgres, type PgBouncerServer, type PostgresServer } from '@switchboard/harness';
+import { expectReplayKept, replayChats, type ReplayPlan } from '../support/replay-chats.ts';
 import { TestSystem } from '../support/system.ts';
 
 // Issue 33, point 3: Postgres behind PgBouncer in transaction mode (Debian's
@@ -44,20 +45,9 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
   });
 
   it('answers a short replay through the pooler: every line once, in order, in every chat', async () => {
-    await Promise.all(
-      chats.map(async (chatId) => {
-        for (let line = 1; line <= linesPerChat; line++) {
-          await system.sendTelegram({ chatId, text: `line ${line} of ${chatId}` });
-          await system.waitForTelegram(chatId, line, 30_000);
-        }
-      }),
-    );
-    for (const chatId of chats) {
-      const sent = await system.waitForTelegram(chatId, linesPerChat);
-      expect(sent.map((m) => m.text)).toEqual(Array.from({ length: linesPerChat }, (_, i) => `echo: line ${i + 1} of ${chatId}`));
-    }
-    const [row] = await system.sql<{ n: number }[]>`select count(*)::int as n from turns where status = 'completed'`;
-    expect(row?.n).toBe(chats.length * linesPerChat);
+    const plan: ReplayPlan = { chats, linesPerChat };
+    await replayChats(system, plan);
+    await expectReplayKept(system, plan);
   }, 120_000);
 
   it('compresses on /compact, taking its session lock on the direct connection, and leaves no lock behind', async () => {

@@ -4,9 +4,8 @@ import { gatewayEnvSchema, parseConfig, type GatewayConfig } from '@switchboard/
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { readTelegramBotId } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, deriveTokenId, telegramPollerLeaseKey } from '@switchboard/queue';
+import { createRedisConnection, createTurnQueue, deriveTokenId, telegramPollerLeaseKey , type RedisClient } from '@switchboard/queue';
 import { createSim, type Sim } from '@switchboard/sim';
-import type { Redis } from 'ioredis';
 import { createIngressDeps } from '../../apps/gateway/src/ingress/accept-inbound.ts';
 import { startTelegramPoller } from '../../apps/gateway/src/telegram/telegram-poller.ts';
 import { postJson } from '../support/system.ts';
@@ -25,8 +24,8 @@ describe('Telegram poller lease', () => {
   let simUrl: string;
   let database: TestDatabase;
   let db: DbClient;
-  let redis: Redis;
-  let pollerRedis: Redis;
+  let redis: RedisClient;
+  let pollerRedis: RedisClient;
   let config: GatewayConfig;
   let poller: { close(): Promise<void> } | undefined;
 

@@ -1,6 +1,6 @@
 import { Api } from 'grammy';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { GatewayConfig } from '@switchboard/config';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
@@ -20,7 +20,7 @@ export interface GatewayDeps {
   db: Database;
   queue: TurnQueue;
   /** A fail-fast connection, used for readiness. */
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   telegram?: TelegramParseContext;
   /** Who the Slack bot is (auth.test); the route is on whenever SLACK_SIGNING_SECRET is set. */

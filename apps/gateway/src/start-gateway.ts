@@ -3,7 +3,7 @@ import type { GatewayConfig } from '@switchboard/config';
 import { createDbClient, databaseReach } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue } from '@switchboard/queue';
+import { createRedisConnection, redisReachOf, createTurnQueue } from '@switchboard/queue';
 import { buildGatewayApp } from './app.ts';
 import { startDiscordInbound } from './discord/discord-inbound.ts';
 import { createIngressDeps } from './ingress/accept-inbound.ts';
@@ -19,7 +19,7 @@ export interface RunningGateway {
 /** Wires the gateway's clients, builds the app and listens. Used by main.ts and by tests in-process. */
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
   const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-gateway', ...databaseReach(config) });
-  const redis = createRedisConnection(config.REDIS_URL, 'producer');
+  const redis = createRedisConnection(redisReachOf(config), 'producer');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
@@ -40,7 +40,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     : undefined;
   if (!discord) log.info('discord gateway connection is off (no DISCORD_BOT_TOKEN)');
   // Long polling instead of the webhook: one poller per token across gateway processes, by a Redis lease.
-  const pollerRedis = telegram && config.TELEGRAM_MODE === 'polling' ? createRedisConnection(config.REDIS_URL, 'subscriber') : undefined;
+  const pollerRedis = telegram && config.TELEGRAM_MODE === 'polling' ? createRedisConnection(redisReachOf(config), 'subscriber') : undefined;
   pollerRedis?.on('error', (err) => log.debug({ err }, 'telegram poller redis error'));
   const telegramPoller =
     telegram && pollerRedis

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { outboxClaimId } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { conversationLeaseKey, createRedisLease, releaseLeasesOfHolder, runWhileLeased, type LeasedRun } from '@switchboard/queue';
@@ -43,7 +43,7 @@ export interface LeaseManagerOptions {
  * worker dead, its leases are given back (releaseAllOf), so recovery waits
  * for the heartbeat silence, not the TTL.
  */
-export function createLeaseManager(redis: Redis, options: LeaseManagerOptions): LeaseManager {
+export function createLeaseManager(redis: RedisClient, options: LeaseManagerOptions): LeaseManager {
   const { prefix, ttlMs, workerId, log } = options;
   return {
     runHeld(conversationId, work, onLost) {

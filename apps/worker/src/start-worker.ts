@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
 import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime } from '@switchboard/agent';
 import { staleTurnRule } from '@switchboard/core';
@@ -9,7 +9,7 @@ import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, databaseReach, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
+import { createRedisConnection, redisReachOf, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
 import { createApprovalWaiters, subscribeApprovalWaiters } from './approvals/approval-waiters.ts';
 import { tidySettledQuestions } from './approvals/tidy-questions.ts';
 import { createLeaseManager } from './conversation-lease.ts';
@@ -48,7 +48,7 @@ export interface StartWorkerOptions {
 export async function startWorker(config: WorkerConfig, log: Logger = createLogger('worker', config.LOG_LEVEL), options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const db = createDbClient(config.DATABASE_URL, { max: config.WORKER_DB_POOL_SIZE, applicationName: 'switchboard-worker', ...databaseReach(config) });
-  const redis = createRedisConnection(config.REDIS_URL, 'worker');
+  const redis = createRedisConnection(redisReachOf(config), 'worker');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
@@ -160,9 +160,9 @@ function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metr
 }
 
 /** Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else). */
-async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<Redis> {
+async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<RedisClient> {
   const { config } = ctx;
-  const subscriber = createRedisConnection(config.REDIS_URL, 'subscriber');
+  const subscriber = createRedisConnection(redisReachOf(config), 'subscriber');
   subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
   await subscribeSignals(
     subscriber,
@@ -184,7 +184,7 @@ interface ContextParts {
   log: Logger;
   workerId: string;
   db: DbClient;
-  redis: Redis;
+  redis: RedisClient;
   queue: TurnQueue;
 }
 

@@ -1,5 +1,5 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type WakeConversationJob } from '@switchboard/queue';
+import { Worker, type Job } from 'bullmq';
+import { bullPrefix, jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type RedisClient, type WakeConversationJob } from '@switchboard/queue';
 import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import { runCompactionJob } from './run-compaction.ts';
 import { runConversation } from './run-conversation.ts';
@@ -31,7 +31,7 @@ export class RetryLaterError extends Error {
  * The BullMQ worker for the turns queue. Every job name in the catalog must
  * have exactly one handler; start-up fails otherwise, not the first job.
  */
-export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptions, prefix: string): Worker {
+export function createTurnWorker(ctx: WorkerContext, connection: RedisClient, prefix: string): Worker {
   const handlers: Record<JobName, Handler> = {
     [JobName.WakeConversation]: async (job) => {
       const payload: WakeConversationJob = jobCatalog[JobName.WakeConversation].schema.parse(job.data);
@@ -58,7 +58,7 @@ export function createTurnWorker(ctx: WorkerContext, connection: ConnectionOptio
       if (!handler) throw new Error(`unknown job ${job.name}`);
       return handler(job);
     },
-    { connection, prefix: `${prefix}:bull`, concurrency: ctx.config.WORKER_CONCURRENCY, lockDuration: 60_000 },
+    { connection, prefix: bullPrefix(prefix, connection), concurrency: ctx.config.WORKER_CONCURRENCY, lockDuration: 60_000 },
   );
   worker.on('error', (err) => ctx.log.warn({ err }, 'turn worker error'));
   worker.on('failed', (job, err) => {

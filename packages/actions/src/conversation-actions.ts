@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { isFullAccessProfile, isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
 import {
   deleteConversation,
@@ -34,7 +34,7 @@ export interface ActionDeps {
   emit: EmitLifecycleEvent;
   log: Logger;
   /** How an operator's action reaches the worker holding the conversation (stop signals, wake-ups, compaction jobs). */
-  reach?: { redis: Redis; prefix: string; queue: TurnQueue };
+  reach?: { redis: RedisClient; prefix: string; queue: TurnQueue };
   /** CODEX_ALLOW_FULL_ACCESS: whether an operator may set the full-access profile (never the chat, whatever this says). */
   fullAccessAllowed?: boolean;
 }

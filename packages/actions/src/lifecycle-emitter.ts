@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { recordLifecycleEvent, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { publishLifecycleEvent } from '@switchboard/queue';
@@ -9,7 +9,7 @@ export type EmitLifecycleEvent = (event: ActionEvent) => Promise<void>;
 
 export interface LifecycleEmitterDeps {
   db: Database;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** EVENT_WEBHOOK_URLS: with any set, each event is recorded for the webhook deliverer first. */
   webhookUrls: readonly string[];

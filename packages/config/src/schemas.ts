@@ -34,6 +34,16 @@ const shared = {
   /** off: no named prepared statements, for DATABASE_URL behind a transaction pooler that cannot keep them (PgBouncer before 1.21). */
   DATABASE_PREPARED_STATEMENTS: onOff('on'),
   REDIS_URL: redisUrl,
+  /** Seed nodes of a Redis Cluster (docs/services.md, "Redis Cluster and Sentinel"): set, REDIS_URL gives only credentials and TLS. */
+  REDIS_CLUSTER_NODES: hostPortList,
+  /** Sentinels that name the current master (with REDIS_SENTINEL_NAME): set, REDIS_URL gives only credentials, database and TLS. */
+  REDIS_SENTINELS: hostPortList,
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ . -')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   REDIS_PREFIX: redisPrefix,
   LOG_LEVEL: logLevel,
   BUSY_INPUT_MODE: busyInputMode,
@@ -135,6 +145,16 @@ export function groupPolicyFor(dmPolicy: 'open' | 'allowlist' | 'pairing'): 'ope
   return dmPolicy === 'open' ? 'open' : 'allowlist';
 }
 
+/** One way to reach Redis: a URL, a cluster, or sentinels with the master's name. */
+function checkRedisReach(env: { REDIS_CLUSTER_NODES: string[]; REDIS_SENTINELS: string[]; REDIS_SENTINEL_NAME?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (env.REDIS_CLUSTER_NODES.length > 0 && env.REDIS_SENTINELS.length > 0) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['REDIS_SENTINELS'], message: 'must not be set together with REDIS_CLUSTER_NODES (a cluster fails over by itself)' });
+  }
+  if (env.REDIS_SENTINELS.length > 0 && env.REDIS_SENTINEL_NAME === undefined) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['REDIS_SENTINEL_NAME'], message: 'is required when REDIS_SENTINELS is set (the name the sentinels monitor)' });
+  }
+}
+
 export const gatewayEnvSchema = z
   .object(
     describeShape({
@@ -168,6 +188,7 @@ export const gatewayEnvSchema = z
     }),
   )
   .superRefine((env, ctx) => {
+    checkRedisReach(env, ctx);
     if (env.TELEGRAM_BOT_TOKEN && env.TELEGRAM_MODE === 'webhook' && !env.TELEGRAM_WEBHOOK_SECRET) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
@@ -310,6 +331,7 @@ export const workerEnvSchema = z
     }),
   )
   .superRefine((env, ctx) => {
+    checkRedisReach(env, ctx);
     if (env.EVENT_WEBHOOK_URLS.length > 0 && !env.EVENT_WEBHOOK_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['EVENT_WEBHOOK_SECRET'], message: 'is required when EVENT_WEBHOOK_URLS is set (events are signed)' });
     }

@@ -5,5 +5,7 @@ export { HarnessError, type HarnessErrorCode } from './services/harness-error.ts
 export { getFreePort } from './services/ports.ts';
 export { startPgBouncer, type PgBouncerServer, type StartPgBouncerOptions } from './services/pgbouncer-server.ts';
 export { findPostgresBinDir, startPostgres, type PostgresServer, type StartPostgresOptions } from './services/postgres-server.ts';
+export { askRedisNode, startRedisCluster, type RedisCluster, type StartRedisClusterOptions } from './services/redis-cluster.ts';
+export { startRedisSentinelSet, type RedisSentinelSet, type StartRedisSentinelOptions } from './services/redis-sentinel.ts';
 export { startRedis, type RedisServer, type StartRedisOptions } from './services/redis-server.ts';
 export { createScratchDir } from './services/scratch-dir.ts';

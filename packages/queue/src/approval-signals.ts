@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { listenTo, publishTo } from './channels.ts';
+import type { RedisClient } from './redis-connection.ts';
 import { z } from 'zod';
 
 /**
@@ -20,15 +21,13 @@ export type ApprovalSignal = z.infer<typeof approvalSignalSchema>;
 
 export const approvalSignalChannel = (prefix: string) => `${prefix}:approvals`;
 
-export async function publishApprovalSignal(redis: Redis, prefix: string, signal: ApprovalSignal): Promise<void> {
-  await redis.publish(approvalSignalChannel(prefix), JSON.stringify(signal));
+export async function publishApprovalSignal(redis: RedisClient, prefix: string, signal: ApprovalSignal): Promise<void> {
+  await publishTo(redis, approvalSignalChannel(prefix), JSON.stringify(signal));
 }
 
 /** Subscribes `subscriber` (a connection only for subscriptions; it may carry the conversation signals too). */
-export async function subscribeApprovalSignals(subscriber: Redis, prefix: string, onSignal: (signal: ApprovalSignal) => void, onBadMessage?: (raw: string) => void): Promise<void> {
-  const channel = approvalSignalChannel(prefix);
-  subscriber.on('message', (from: string, raw: string) => {
-    if (from !== channel) return;
+export async function subscribeApprovalSignals(subscriber: RedisClient, prefix: string, onSignal: (signal: ApprovalSignal) => void, onBadMessage?: (raw: string) => void): Promise<void> {
+  await listenTo(subscriber, approvalSignalChannel(prefix), (raw) => {
     let parsed: ApprovalSignal;
     try {
       parsed = approvalSignalSchema.parse(JSON.parse(raw));
@@ -38,5 +37,4 @@ export async function subscribeApprovalSignals(subscriber: Redis, prefix: string
     }
     onSignal(parsed);
   });
-  await subscriber.subscribe(channel);
 }

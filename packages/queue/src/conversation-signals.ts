@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.ts';
 import { z } from 'zod';
 import { conversationLeaseKey } from './redis-lease.ts';
 
@@ -33,13 +33,13 @@ const publishIfLeasedScript = `if redis.call('exists', KEYS[1]) == 1 then return
  * Sends `signal` to the worker holding the conversation. Resolves to false
  * when nobody holds it (nothing runs, so nothing was published).
  */
-export async function publishSignal(redis: Redis, prefix: string, signal: ConversationSignal): Promise<boolean> {
+export async function publishSignal(redis: RedisClient, prefix: string, signal: ConversationSignal): Promise<boolean> {
   const sent = await redis.eval(publishIfLeasedScript, 1, conversationLeaseKey(prefix, signal.conversationId), signalChannel(prefix), JSON.stringify(signal));
   return sent !== -1;
 }
 
 /** Subscribes `subscriber` (a connection used for nothing else) to every conversation signal. */
-export async function subscribeSignals(subscriber: Redis, prefix: string, onSignal: (signal: ConversationSignal) => void, onBadMessage?: (raw: string) => void): Promise<void> {
+export async function subscribeSignals(subscriber: RedisClient, prefix: string, onSignal: (signal: ConversationSignal) => void, onBadMessage?: (raw: string) => void): Promise<void> {
   const channel = signalChannel(prefix);
   subscriber.on('message', (from: string, raw: string) => {
     if (from !== channel) return;

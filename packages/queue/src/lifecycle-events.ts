@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { publishTo } from './channels.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export const lifecycleEventTypes = [
   'session.started',
@@ -35,6 +36,6 @@ export interface LifecycleEvent {
 export const eventsChannel = (prefix: string) => `${prefix}:events`;
 
 /** Publishes to the live stream (admin WebSocket subscribers); best effort, never blocks a turn on failure. */
-export async function publishLifecycleEvent(redis: Redis, prefix: string, event: Omit<LifecycleEvent, 'at'>): Promise<void> {
-  await redis.publish(eventsChannel(prefix), JSON.stringify({ ...event, at: new Date().toISOString() }));
+export async function publishLifecycleEvent(redis: RedisClient, prefix: string, event: Omit<LifecycleEvent, 'at'>): Promise<void> {
+  await publishTo(redis, eventsChannel(prefix), JSON.stringify({ ...event, at: new Date().toISOString() }));
 }

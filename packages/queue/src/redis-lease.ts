@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './redis-connection.ts';
 
 /**
  * One named lease in Redis with an owner token: `SET key owner NX PX ttl` to
@@ -49,7 +49,7 @@ const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redi
  * found dead can be given back at once (releaseLeasesOfHolder) instead of
  * blocking their conversations until the TTL runs out.
  */
-export function createRedisLease(redis: Redis, key: string, ttlMs: number, holder?: string): RedisLease {
+export function createRedisLease(redis: RedisClient, key: string, ttlMs: number, holder?: string): RedisLease {
   const owner = holder === undefined ? randomUUID() : `${holder}/${randomUUID()}`;
   return {
     key,
@@ -76,18 +76,22 @@ const releaseHolderScript = `local v = redis.call('get', KEYS[1]) if v and strin
  * its next renewal and stop, and the commit fence keeps even that safe. SCAN
  * walks the lease keys, which are as many as the conversations running now.
  */
-export async function releaseLeasesOfHolder(redis: Redis, prefix: string, holder: string): Promise<number[]> {
+export async function releaseLeasesOfHolder(redis: RedisClient, prefix: string, holder: string): Promise<number[]> {
   const pattern = conversationLeaseKey(prefix, 0).replace(/0$/, '*');
   const released: number[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    cursor = next;
-    for (const key of keys) {
-      if ((await redis.eval(releaseHolderScript, 1, key, `${holder}/`)) !== 1) continue;
-      const id = Number(key.slice(key.lastIndexOf(':') + 1));
-      if (Number.isInteger(id)) released.push(id);
-    }
-  } while (cursor !== '0');
+  // SCAN walks one server's keys: on a cluster, every master's in turn.
+  const servers = isCluster(redis) ? redis.nodes('master') : [redis];
+  for (const server of servers) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        if ((await redis.eval(releaseHolderScript, 1, key, `${holder}/`)) !== 1) continue;
+        const id = Number(key.slice(key.lastIndexOf(':') + 1));
+        if (Number.isInteger(id)) released.push(id);
+      }
+    } while (cursor !== '0');
+  }
   return released;
 }

@@ -1,11 +1,12 @@
-import { Queue, type ConnectionOptions } from 'bullmq';
+import { Queue } from 'bullmq';
 import { jobCatalog, jobIdForInboundEvent, type CompactConversationJob, type WakeConversationJob } from './catalog.ts';
 import { JobName, QueueName } from './names.ts';
+import { bullPrefix, type RedisClient } from './redis-connection.ts';
 
 export type TurnQueue = Queue<WakeConversationJob | CompactConversationJob, unknown, JobName>;
 
-export function createTurnQueue(connection: ConnectionOptions, prefix: string): TurnQueue {
-  return new Queue(QueueName.Turns, { connection, prefix: `${prefix}:bull` });
+export function createTurnQueue(connection: RedisClient, prefix: string): TurnQueue {
+  return new Queue(QueueName.Turns, { connection, prefix: bullPrefix(prefix, connection) });
 }
 
 /** Adds a wake-up; adding the same inbound event twice is a no-op (fixed job id). */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '@switchboard/config';
 import { createConversationActions, createLifecycleEmitter, type ConversationActions } from '@switchboard/actions';
@@ -21,7 +21,7 @@ export interface AdminContext {
   db: Database;
   queue: TurnQueue;
   /** The gateway's fail-fast connection: signals and lifecycle events are published on it. */
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   metrics: GatewayMetrics;
   tokens: readonly AdminToken[];
@@ -50,7 +50,7 @@ export async function auditAction(ctx: AdminContext, executor: DbExecutor, reque
  * EVENT_WEBHOOK_URLS set each event is also recorded for the workers'
  * webhook deliverer, one after the other, in the documented order.
  */
-export function createAdminActions(deps: { config: GatewayConfig; db: Database; queue: TurnQueue; redis: Redis; log: Logger }): ConversationActions {
+export function createAdminActions(deps: { config: GatewayConfig; db: Database; queue: TurnQueue; redis: RedisClient; log: Logger }): ConversationActions {
   const emit = createLifecycleEmitter({ db: deps.db, redis: deps.redis, prefix: deps.config.REDIS_PREFIX, webhookUrls: deps.config.EVENT_WEBHOOK_URLS, log: deps.log });
   return createConversationActions({
     db: deps.db,

@@ -5,7 +5,7 @@ import { TypeBoxValidatorCompiler, registerAjvFormats } from '@fastify/type-prov
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { normaliseText } from '@switchboard/core';
-import { createRedisConnection } from '@switchboard/queue';
+import { createRedisConnection, redisReachOf } from '@switchboard/queue';
 import { createAdminAuthHook } from './admin-auth.ts';
 import { createAdminActions, type AdminContext } from './admin-context.ts';
 import { handleAdminError } from './admin-errors.ts';
@@ -39,7 +39,7 @@ export async function registerAdminSurface(app: FastifyInstance, deps: AdminDeps
   const ctx: AdminContext = { ...deps, tokens, actions: createAdminActions(deps) };
 
   // One subscription per gateway process, whatever the number of stream clients.
-  const subscriber = createRedisConnection(deps.config.REDIS_URL, 'subscriber');
+  const subscriber = createRedisConnection(redisReachOf(deps.config), 'subscriber');
   subscriber.on('error', (err) => deps.log.warn({ err }, 'admin event subscriber error'));
   const fanout = createEventFanout({ subscriber, prefix: deps.config.REDIS_PREFIX, log: deps.log, metrics: deps.metrics, ...eventStreamLimits });
   app.addHook('onClose', async () => fanout.close());

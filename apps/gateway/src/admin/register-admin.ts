@@ -3,14 +3,14 @@ import type { GatewayConfig } from '@switchboard/config';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { TurnQueue } from '@switchboard/queue';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 
 export interface AdminDeps {
   config: GatewayConfig;
   db: Database;
   queue: TurnQueue;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   metrics: GatewayMetrics;
 }

@@ -11,14 +11,14 @@ import { decideApproval, queueConversationNotice, storeInboundEvent, type Approv
 import type { Logger } from '@switchboard/logger';
 import type { ButtonPress, InboundMessage } from '@switchboard/platforms';
 import { enqueueWake, publishApprovalSignal, type TurnQueue } from '@switchboard/queue';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { inboundToStore } from '../ingress/inbound-to-store.ts';
 
 /** What answering needs: the store, the signal to the waiting worker, who may answer besides the asked user. */
 export interface ApprovalDeps {
   db: Database;
   queue: TurnQueue;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** APPROVERS: `platform:account:user` keys. */
   approvers: readonly string[];

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { GatewayConfig } from '@switchboard/config';
 import type { Logger } from '@switchboard/logger';
 import {
@@ -13,7 +13,7 @@ import {
   type DiscordSessionStore,
 } from '@switchboard/platforms';
 import { claimDiscordSessionHold, loadDiscordSession, saveDiscordSession } from '@switchboard/db';
-import { createRedisConnection, createRedisLease, deriveTokenId, discordGatewayLeaseKey, runWhileLeased, type LeaseHold, type LeaseLoss } from '@switchboard/queue';
+import { createRedisConnection, redisReachOf, createRedisLease, deriveTokenId, discordGatewayLeaseKey, runWhileLeased, type LeaseHold, type LeaseLoss } from '@switchboard/queue';
 import { IngressError, type IngressDeps } from '../ingress/accept-inbound.ts';
 import { acceptParsed, parseInbound } from '../ingress/ingest-inbound.ts';
 
@@ -68,7 +68,7 @@ export function startDiscordInbound(options: DiscordInboundOptions): DiscordInbo
   const checkEveryMs = Math.max(100, Math.floor(ttlMs / 3));
 
   // Its own connection: lease commands wait for a reconnect instead of failing fast like the producer's.
-  const redis: Redis = createRedisConnection(config.REDIS_URL, 'producer', { enableOfflineQueue: true, connectionName: 'switchboard-discord-lease' });
+  const redis: RedisClient = createRedisConnection(redisReachOf(config), 'producer', { enableOfflineQueue: true, connectionName: 'switchboard-discord-lease' });
   redis.on('error', (err) => log.debug({ err }, 'discord lease redis error'));
   const lease = createRedisLease(redis, leaseKey, ttlMs);
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { GatewayConfig } from '@switchboard/config';
 import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
 import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
@@ -38,7 +38,7 @@ export interface IngressDeps extends AdmissionDeps {
   approvers: readonly string[];
   queue: TurnQueue;
   /** Fail-fast connection used to publish signals to the worker running the conversation. */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   maxQueuedInput: number;
   log: Logger;
@@ -143,7 +143,7 @@ async function tellOverflowOnce(deps: IngressDeps, message: InboundMessage, conv
 /** The ingress dependencies every route and the Discord connection share, built from the config once. */
 export function createIngressDeps(
   config: GatewayConfig,
-  clients: { db: Database; queue: TurnQueue; redis: Redis; log: Logger; countRejected?: IngressDeps['countRejected'] },
+  clients: { db: Database; queue: TurnQueue; redis: RedisClient; log: Logger; countRejected?: IngressDeps['countRejected'] },
 ): IngressDeps {
   return {
     ...clients,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { decideAccess, resolveConversationKey, type AccessPolicy } from '@switchboard/core';
 import { isPairedUser, queueNoticeForAddress, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
@@ -9,7 +9,7 @@ import { offerPairing } from './offer-pairing.ts';
 export interface AdmissionDeps {
   db: Database;
   queue: TurnQueue;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   log: Logger;
   policy: AccessPolicy;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { pingDatabase, type Database } from '@switchboard/db';
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -11,7 +11,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export function registerHealthRoutes(app: FastifyInstance, deps: { db: Database; redis: Redis }): void {
+export function registerHealthRoutes(app: FastifyInstance, deps: { db: Database; redis: RedisClient }): void {
   app.get('/healthz', async () => ({ ok: true }));
 
   app.get('/readyz', async (_request, reply) => {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Api, GrammyError } from 'grammy';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import { loadTelegramPollOffset, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
@@ -15,7 +15,7 @@ export interface TelegramPollerOptions {
   context: TelegramParseContext;
   ingress: IngressDeps;
   /** A connection whose commands wait for a reconnect (lease renewals must not fail fast). */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   db: Database;
   log: Logger;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { Logger } from '@switchboard/logger';
 import { subscribeApprovalSignals, type ApprovalSignal } from '@switchboard/queue';
 
@@ -33,6 +33,6 @@ export function createApprovalWaiters(): ApprovalWaiters {
 }
 
 /** Feeds the approval channel into `waiters`, on a connection used only for subscriptions (the worker's signal subscriber). */
-export async function subscribeApprovalWaiters(subscriber: Redis, prefix: string, waiters: ApprovalWaiters, log: Logger): Promise<void> {
+export async function subscribeApprovalWaiters(subscriber: RedisClient, prefix: string, waiters: ApprovalWaiters, log: Logger): Promise<void> {
   await subscribeApprovalSignals(subscriber, prefix, (signal) => waiters.dispatch(signal), () => log.warn('ignored a malformed approval signal'));
 }

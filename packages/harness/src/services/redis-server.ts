@@ -1,5 +1,5 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { delay, hasExited, spawnServer, stopChild, tailLog } from './child-server.ts';
@@ -12,13 +12,21 @@ export interface RedisServer {
   /** redis://127.0.0.1:PORT */
   readonly url: string;
   stop(): Promise<void>;
-  /** Starts again on the same port (empty: nothing is persisted). */
+  /** Starts again on the same port (empty: nothing is persisted, except a cluster node's nodes.conf). */
   start(): Promise<void>;
+  /** SIGKILL, as a crashed machine: no shutdown, no last word to replicas or the cluster. */
+  kill(): Promise<void>;
   destroy(): Promise<void>;
 }
 
 export interface StartRedisOptions {
   port?: number;
+  /** More redis-server arguments (cluster mode, replicaof, sentinel), after the defaults. */
+  args?: string[];
+  /** A config file to start from (sentinels need one they can rewrite); placed in the scratch dir. */
+  configFile?: string;
+  /** Run as a Sentinel: the config file holds everything, no data-server defaults. */
+  sentinel?: boolean;
 }
 
 const readyTimeoutMs = 15_000;
@@ -27,7 +35,7 @@ const stopTimeoutMs = 10_000;
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const binary = findRedisServer();
   const port = options.port ?? (await getFreePort());
-  const server = new LocalRedis(binary, port, createScratchDir('sb-redis-'));
+  const server = new LocalRedis({ binary, port, dir: createScratchDir('sb-redis-'), args: options.args ?? [], configFile: options.configFile, sentinel: options.sentinel ?? false });
   try {
     await server.start();
   } catch (error) {
@@ -37,35 +45,47 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   return server;
 }
 
+interface LocalRedisSpec {
+  binary: string;
+  port: number;
+  dir: string;
+  args: string[];
+  configFile: string | undefined;
+  sentinel: boolean;
+}
+
 class LocalRedis implements RedisServer {
   readonly url: string;
+  readonly port: number;
   private readonly logFile: string;
   private child: ChildProcess | undefined;
 
-  constructor(
-    private readonly binary: string,
-    readonly port: number,
-    private readonly dir: string,
-  ) {
-    this.url = `redis://127.0.0.1:${port}`;
-    this.logFile = join(dir, 'redis.log');
+  constructor(private readonly spec: LocalRedisSpec) {
+    this.port = spec.port;
+    this.url = `redis://127.0.0.1:${spec.port}`;
+    this.logFile = join(spec.dir, 'redis.log');
+    if (spec.configFile !== undefined) writeFileSync(join(spec.dir, 'redis.conf'), spec.configFile);
   }
 
   readonly start = async (): Promise<void> => {
     if (this.child && !hasExited(this.child)) return;
     // noeviction as in production: BullMQ loses jobs silently under any
     // eviction policy. --dir keeps a stray SAVE from writing into the repo.
+    const { dir } = this.spec;
     const args = [
+      ...(this.spec.configFile === undefined ? [] : [join(dir, 'redis.conf')]),
       '--port', String(this.port),
       '--bind', '127.0.0.1',
       '--save', '',
       '--appendonly', 'no',
       '--maxmemory-policy', 'noeviction',
       '--daemonize', 'no',
-      '--dir', this.dir,
+      '--dir', dir,
       '--loglevel', 'warning',
+      ...this.spec.args,
     ];
-    const child = spawnServer(this.binary, args, { cwd: this.dir, logFile: this.logFile, exitSignal: 'SIGKILL' });
+    const sentinelArgs = [join(dir, 'redis.conf'), '--sentinel', '--port', String(this.port), '--bind', '127.0.0.1', '--dir', dir, ...this.spec.args];
+    const child = spawnServer(this.spec.binary, this.spec.sentinel ? sentinelArgs : args, { cwd: dir, logFile: this.logFile, exitSignal: 'SIGKILL' });
     this.child = child;
     await this.waitUntilReady(child);
   };
@@ -76,9 +96,15 @@ class LocalRedis implements RedisServer {
     if (child) await stopChild(child, 'SIGTERM', stopTimeoutMs);
   };
 
+  readonly kill = async (): Promise<void> => {
+    const child = this.child;
+    this.child = undefined;
+    if (child) await stopChild(child, 'SIGKILL', stopTimeoutMs);
+  };
+
   readonly destroy = async (): Promise<void> => {
     await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.spec.dir, { recursive: true, force: true });
   };
 
   private async waitUntilReady(child: ChildProcess): Promise<void> {

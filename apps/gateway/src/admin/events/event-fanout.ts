@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { WebSocket } from 'ws';
 import type { Logger } from '@switchboard/logger';
-import { eventsChannel } from '@switchboard/queue';
+import { eventsChannel, onChannelMessage, subscribeTo, unsubscribeFrom, type RedisClient } from '@switchboard/queue';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics.ts';
 
 /** Close codes the stream uses (documented in docs/admin.md). */
@@ -17,7 +16,7 @@ export const EventStreamClose = {
 } as const;
 
 export interface EventFanoutOptions {
-  subscriber: Redis;
+  subscriber: RedisClient;
   prefix: string;
   log: Logger;
   metrics: GatewayMetrics;
@@ -66,7 +65,7 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
   let subscription: Promise<void> | undefined;
 
   const subscribe = (): Promise<void> => {
-    subscription ??= options.subscriber.subscribe(channel).then(
+    subscription ??= subscribeTo(options.subscriber, channel).then(
       () => undefined,
       (err: unknown) => {
         subscription = undefined; // the next client tries again
@@ -80,7 +79,7 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
     if (clients.size > 0 || waiting > 0 || !subscription) return;
     subscription = undefined;
     // ioredis sends commands in order, so a later SUBSCRIBE goes out after this.
-    options.subscriber.unsubscribe(channel).catch((err: unknown) => options.log.warn({ err }, 'admin event stream could not unsubscribe'));
+    unsubscribeFrom(options.subscriber, channel).catch((err: unknown) => options.log.warn({ err }, 'admin event stream could not unsubscribe'));
   };
   const remove = (client: Client) => {
     if (!clients.delete(client)) return;
@@ -97,8 +96,7 @@ export function createEventFanout(options: EventFanoutOptions): EventFanout {
     setTimeout(() => client.socket.terminate(), options.closeGraceMs).unref();
   };
 
-  options.subscriber.on('message', (from: string, raw: string) => {
-    if (from !== channel) return;
+  onChannelMessage(options.subscriber, channel, (raw) => {
     let conversationId: unknown;
     try {
       conversationId = (JSON.parse(raw) as { conversationId?: unknown }).conversationId;

@@ -21,11 +21,26 @@ import { startWorker, type RunningWorker } from '@switchboard/worker';
 
 // Parsed YAML: the assertions below are what checks its shape.
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-interface Container { name: string; image: string; command: string[]; ports?: { name?: string; containerPort: number }[]; env?: Obj[]; envFrom?: Obj[]; livenessProbe?: Obj; readinessProbe?: Obj; startupProbe?: Obj; lifecycle?: Obj; resources?: Obj; securityContext?: Obj; volumeMounts?: { name: string; mountPath: string }[] }
+interface Container {
+  name: string;
+  image: string;
+  command: string[];
+  ports?: { name?: string; containerPort: number }[];
+  env?: Obj[];
+  envFrom?: Obj[];
+  livenessProbe?: Obj;
+  readinessProbe?: Obj;
+  startupProbe?: Obj;
+  lifecycle?: Obj;
+  resources?: Obj;
+  securityContext?: Obj;
+  volumeMounts?: { name: string; mountPath: string }[];
+}
 
 const dir = join(repoRoot, 'deploy/kubernetes');
 const read = (path: string) => readFileSync(join(dir, path), 'utf8');
-const docsOf = (path: string): Obj[] => parseAllDocuments(read(path)).map((d) => d.toJS() as Obj).filter(Boolean);
+// YAML 1.1, as Kubernetes reads it: a bare on, off, yes or no is a boolean there, not a string.
+const docsOf = (path: string): Obj[] => parseAllDocuments(read(path), { version: '1.1' }).map((d) => d.toJS() as Obj).filter(Boolean);
 /** What `kubectl apply -k <dir>` applies: the files its kustomization lists. */
 const kustomize = (sub: string) => {
   const k = parse(read(join(sub, 'kustomization.yaml'))) as Obj;
@@ -112,6 +127,8 @@ describe('deploy/kubernetes manifests', () => {
     expect(dockerfile).toContain('COPY scripts/run-entry.mjs ./scripts/run-entry.mjs');
     expect(dockerfile).toMatch(/^USER node$/m);
     for (const [entry, workload] of Object.entries(workloads)) {
+      expect(podOf(workload).containers, `${entry}: one container, the one checked here`).toHaveLength(1);
+      expect(podOf(workload).initContainers, entry).toBeUndefined();
       const container = containerOf(workload);
       expect(container.command, entry).toEqual(['node', 'scripts/run-entry.mjs', entry]);
       expect(container.image, entry).toBe('switchboard');
@@ -136,6 +153,10 @@ describe('deploy/kubernetes manifests', () => {
     }
     const secretObjects = [...main.objects, ...migrate.objects].filter((o) => o.kind === 'Secret');
     expect(secretObjects).toEqual([]);
+    // A ConfigMap's values are strings (the API refuses a bare 3000 or on).
+    for (const map of main.objects.filter((o) => o.kind === 'ConfigMap')) {
+      for (const [name, value] of Object.entries(map.data as Record<string, unknown>)) expect(typeof value, `${map.metadata.name} ${name}`).toBe('string');
+    }
   });
 
   it('gives each process values its configuration accepts', () => {

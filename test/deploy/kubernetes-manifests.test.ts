@@ -9,7 +9,7 @@ import { startGateway, type RunningGateway } from '@switchboard/gateway';
 import { repoRoot } from '@switchboard/harness';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from '@switchboard/harness/test-env';
 import { createLogger } from '@switchboard/logger';
-import { startWorker, type RunningWorker } from '@switchboard/worker';
+import { afterDrainMs, hardStopMsFor, startWorker, type RunningWorker } from '@switchboard/worker';
 
 // No cluster runs on our machines, so deploy/kubernetes/ is checked against
 // the code instead: every variable a manifest sets is one its process's config
@@ -188,9 +188,9 @@ describe('deploy/kubernetes manifests', () => {
 
   it('stops each process within its grace period: the worker drains inside its own hard stop, the gateway after the load balancer let go', () => {
     const workerConfig = parseConfig(workerEnvSchema, configEnvOf(worker, {}));
-    const workerStop = closeWithGraceDelayOf('worker');
-    // After the drain: the cut-off (one statement), the heartbeat's last write and the closes, given 2 s.
-    expect(workerConfig.DRAIN_TIMEOUT_MS + 2000, 'the drain ends before close-with-grace exits the worker').toBeLessThanOrEqual(workerStop);
+    // The worker's hard stop follows its drain (apps/worker/src/stop-deadline.ts): the drain plus the close after it.
+    const workerStop = hardStopMsFor(workerConfig.DRAIN_TIMEOUT_MS);
+    expect(workerConfig.DRAIN_TIMEOUT_MS + afterDrainMs, 'the drain ends before close-with-grace exits the worker').toBeLessThanOrEqual(workerStop);
     expect(podOf(worker).terminationGracePeriodSeconds * 1000).toBeGreaterThan(workerStop);
     expect(podOf(worker).terminationGracePeriodSeconds * 1000).toBeGreaterThan(workerConfig.DRAIN_TIMEOUT_MS);
     const preStop = containerOf(gateway).lifecycle?.preStop?.exec?.command as string[];
@@ -267,18 +267,18 @@ describe('deploy/kubernetes against the running processes', () => {
     expect(containerOf(gateway).readinessProbe?.httpGet.path, 'the gateway is ready when Postgres and Redis answer').toBe('/readyz');
   });
 
-  it("scales workers on the gateway's running-turn figure, through the adapter rule, below what a worker can run", async () => {
+  it("scales workers on the workers' own running-turn gauge, through the adapter rule, below what a worker can run", async () => {
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'switchboard-worker' });
     const [metric] = hpa.spec.metrics as Obj[];
-    expect(metric?.type).toBe('External');
-    const { name, selector } = metric?.external.metric as { name: string; selector: { matchLabels: Record<string, string> } };
-    const labels = Object.entries(selector.matchLabels).map(([k, v]) => `${k}="${v}"`).join(',');
-    const exported = await (await fetch(`${runningGateway.url}/metrics`)).text();
-    expect(exported).toMatch(new RegExp(`^${name}\\{${labels}\\} \\d+$`, 'm'));
-    const adapter = parse(parse(read('prometheus-adapter.example.yaml')).data['config.yaml']) as { externalRules: Obj[] };
-    const rule = adapter.externalRules.find((r) => r.name?.as === name);
+    expect(metric?.type).toBe('Pods');
+    const { name } = metric?.pods.metric as { name: string };
+    const exported = await (await fetch(`${runningWorker.url}/metrics`)).text();
+    expect(exported).toMatch(new RegExp(`^${name} \\d+$`, 'm'));
+    const adapter = parse(parse(read('prometheus-adapter.example.yaml')).data['config.yaml']) as { rules: Obj[] };
+    const rule = adapter.rules.find((r) => r.name?.as === name);
     expect(rule?.seriesQuery).toMatch(new RegExp(`^${name}\\{`));
     const concurrency = parseConfig(workerEnvSchema, configEnvOf(worker, {})).WORKER_CONCURRENCY;
-    expect(Number(metric?.external.target.averageValue), 'a worker never runs more than WORKER_CONCURRENCY').toBeLessThan(concurrency);
+    expect(Number(metric?.pods.target.averageValue), 'a worker never runs more than WORKER_CONCURRENCY').toBeLessThan(concurrency);
   });
+
 });

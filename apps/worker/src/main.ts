@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfigOrExit, resolveModelFallbacks, workerEnvSchema } from '@switchboard/config';
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
+import { hardStopMsFor } from './stop-deadline.ts';
 import { declaredDeadExitCode } from './worker-heartbeat.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -43,7 +44,7 @@ const worker = await startWorker(config, log, { onDeclaredDead: exitDeclaredDead
 started.metrics = worker.metrics;
 
 // Signals still drain gracefully; a second signal during the grace period forces the exit.
-closeWithGrace({ delay: 15_000, skip: ['uncaughtException', 'unhandledRejection'] }, async ({ signal }) => {
+closeWithGrace({ delay: hardStopMsFor(config.DRAIN_TIMEOUT_MS), skip: ['uncaughtException', 'unhandledRejection'] }, async ({ signal }) => {
   log.info({ signal }, 'worker stopping');
   await worker.close();
 });

@@ -54,6 +54,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
   const ctx = createContext({ config, log, workerId, db, redis, queue });
+  ctx.metrics.trackRunningTurns(() => ctx.running.size);
 
   const subscriber = await subscribeToSignals(ctx, log);
 

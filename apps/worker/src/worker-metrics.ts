@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -28,6 +28,8 @@ export interface WorkerMetrics {
   countModelAnswer(model: string): void;
   /** A turn moved from one model to the next after a 429, 5xx, timeout or lost connection. */
   countModelFallback(from: string, to: string): void;
+  /** Reports `count()` as switchboard_worker_running_turns on each scrape (the workers' autoscaling figure, deploy/kubernetes). */
+  trackRunningTurns(count: () => number): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -64,6 +66,10 @@ export function createWorkerMetrics(): WorkerMetrics {
     countRecoveryNote: (kind) => notes.inc({ kind }),
     countModelAnswer: (model) => modelAnswers.inc({ model }),
     countModelFallback: (from, to) => modelFallbacks.inc({ from, to }),
+    trackRunningTurns: (count) => {
+      // Read on scrape: nothing on the turn's path updates it.
+      new Gauge({ name: 'switchboard_worker_running_turns', help: 'Conversations whose turn runs on this worker now', registers: [registry], collect() { this.set(count()); } });
+    },
   };
 }
 

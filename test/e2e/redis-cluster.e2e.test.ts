@@ -10,8 +10,9 @@ import { loadChat, transcript, waitForModelRequest, lastUserText } from '../supp
 // processes, `redis-cli --cluster create`), the gateway and two worker
 // processes reaching it through REDIS_CLUSTER_NODES. BullMQ's keys share one
 // hash slot, conversation leases spread over the masters, lifecycle events go
-// over a sharded channel. The replay kills the master that holds the queue
-// mid-run; its replica is promoted and nothing acknowledged is lost.
+// over a sharded channel. One replay moves the queue's slot to another master
+// mid-run (a resharding: ASK, TRYAGAIN, MOVED); another kills the master that
+// holds the queue; its replica is promoted and nothing acknowledged is lost.
 
 const longStory = { match: 'tell me a long story', replyRepeat: { text: 'once upon a time ', count: 400 }, chunkDelayMs: 15 };
 
@@ -80,6 +81,22 @@ describe('on a Redis Cluster', () => {
     await system.sendTelegram({ chatId, text: 'after the summary' });
     expect((await system.waitForTelegram(chatId, 6, 30_000)).at(-1)?.text).toBe('echo: after the summary');
   }, 90_000);
+
+  it("keeps every message of a replay, in order and once, while the queue's slot is resharded to another master (ASK, TRYAGAIN, then MOVED)", async () => {
+    const from = await cluster.masterOf(bullKey);
+    const to = (await cluster.masters()).find((m) => m !== from);
+    if (!to) throw new Error('no other master');
+    let moved = 0;
+    const plan: ReplayPlan = {
+      chats: Array.from({ length: 8 }, (_, i) => 8_150_001 + i),
+      linesPerChat: 6,
+      midway: { afterLine: 2, act: async () => void ({ movedKeys: moved } = await cluster.moveSlotOf(bullKey, to)) },
+    };
+    await replayChats(system, plan);
+    await expectReplayKept(system, plan);
+    expect(moved).toBeGreaterThan(0);
+    expect(await cluster.masterOf(bullKey)).toBe(to);
+  }, 240_000);
 
   it('keeps every message of a replay, in order and once, while the master holding the queue is killed and its replica takes over', async () => {
     const queueMaster = await cluster.masterOf(bullKey);

@@ -19,6 +19,13 @@ export interface RedisCluster {
   masterOf(key: string): Promise<RedisServer>;
   /** Resolves once every slot is served again (cluster_state:ok on every live node). */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
+  /**
+   * Moves `key`'s slot to `target` as `redis-cli --cluster reshard` does,
+   * with a pause between batches of keys so that clients meet the slot half
+   * moved: ASK for keys already on the target, TRYAGAIN for a script whose
+   * keys are split, then MOVED once it is done.
+   */
+  moveSlotOf(key: string, target: RedisServer, options?: { batch?: number; pauseMs?: number }): Promise<{ movedKeys: number }>;
   /** Resolves once `killed` no longer serves slots (its replica was promoted) and the cluster is healthy. */
   waitForFailover(killed: RedisServer, timeoutMs?: number): Promise<void>;
   destroy(): Promise<void>;
@@ -100,6 +107,29 @@ class LocalRedisCluster implements RedisCluster {
       await delay(100);
     }
     throw new HarnessError('SERVICE_START_FAILED', `master on ${killed.port} still serves slots after ${timeoutMs / 1000}s`);
+  };
+
+  readonly moveSlotOf = async (key: string, target: RedisServer, options: { batch?: number; pauseMs?: number } = {}): Promise<{ movedKeys: number }> => {
+    const slot = await this.ask((c) => c.call('CLUSTER', 'KEYSLOT', key) as Promise<number>);
+    const source = await this.masterOf(key);
+    if (source === target) return { movedKeys: 0 };
+    const idOf = (node: RedisServer) => askNode(node.port, (c) => c.call('CLUSTER', 'MYID') as Promise<string>);
+    const [sourceId, targetId] = [await idOf(source), await idOf(target)];
+    await askNode(target.port, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId));
+    await askNode(source.port, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId));
+    let movedKeys = 0;
+    for (;;) {
+      const keys = await askNode(source.port, (c) => c.call('CLUSTER', 'GETKEYSINSLOT', slot, options.batch ?? 5) as Promise<string[]>);
+      if (keys.length === 0) break;
+      await askNode(source.port, (c) => c.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'REPLACE', 'KEYS', ...keys));
+      movedKeys += keys.length;
+      await delay(options.pauseMs ?? 50);
+    }
+    // The target first, then the source, then everyone (the order redis-cli uses).
+    for (const node of [target, source, ...(await this.masters()).filter((m) => m !== target && m !== source)]) {
+      await askNode(node.port, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'NODE', targetId));
+    }
+    return { movedKeys };
   };
 
   /** A replica that never synced cannot take over: wait until every replica's link to its master is up. */

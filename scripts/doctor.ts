@@ -5,7 +5,8 @@
  * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
-import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkPostgresSession, checkRedis, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
+import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkPostgresSession, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
+import { checkRedis } from './lib/doctor-redis.ts';
 import { checkCodex, checkCodexConfinement } from './lib/doctor-codex.ts';
 
 const marks: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };

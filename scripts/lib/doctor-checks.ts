@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GrammyError, HttpError, Api } from 'grammy';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { z } from 'zod';
 import { gatewayEnvSchema, parseConfig, readSchemaShape, workerEnvSchema } from '@switchboard/config';
@@ -151,32 +150,6 @@ async function checkMigrations(sql: postgres.Sql): Promise<CheckResult> {
   return { name, status: 'ok', detail: `all ${files.length} applied (latest ${files.at(-1)?.tag ?? 'none'})` };
 }
 
-export async function checkRedis(env: NodeJS.ProcessEnv): Promise<CheckResult> {
-  const url = readSetting(env, 'REDIS_URL');
-  if (!url) return { name: 'redis', status: 'skip', detail: 'REDIS_URL is invalid' };
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    const info = await redis.info('server');
-    const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
-    let policy: string | undefined;
-    try {
-      policy = ((await redis.config('GET', 'maxmemory-policy')) as string[])[1];
-    } catch {
-      // CONFIG is often disabled on managed Redis; the policy then cannot be checked from here.
-    }
-    if (policy !== undefined && policy !== 'noeviction') {
-      return { name: 'redis', status: 'warn', detail: `Redis ${version}, maxmemory-policy ${policy}`, fix: 'set maxmemory-policy noeviction: BullMQ loses jobs when Redis evicts keys' };
-    }
-    return { name: 'redis', status: 'ok', detail: `Redis ${version} at ${describeUrl(url)}${policy ? `, maxmemory-policy ${policy}` : ''}` };
-  } catch (error) {
-    return { name: 'redis', status: 'fail', detail: `cannot reach ${describeUrl(url)}: ${(error as Error).message}`, fix: 'start Redis (npm run services -- start) or correct REDIS_URL' };
-  } finally {
-    redis.disconnect();
-  }
-}
-
 /** getMe (the token), then getWebhookInfo (is Telegram sending updates where TELEGRAM_MODE expects them?). */
 export async function checkTelegram(env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
   const name = 'telegram';
@@ -305,7 +278,7 @@ export async function checkDiscord(env: NodeJS.ProcessEnv): Promise<CheckResult>
 }
 
 /** host:port/database, never the password. */
-function describeUrl(raw: string): string {
+export function describeUrl(raw: string): string {
   try {
     const url = new URL(raw);
     return `${url.host}${url.pathname.length > 1 ? url.pathname : ''}`;

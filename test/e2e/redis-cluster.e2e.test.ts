@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askRedisNode, startRedisCluster, type RedisCluster } from '@switchboard/harness';
 import { eventsChannel } from '@switchboard/queue';
 import { expectReplayKept, replayChats, type ReplayPlan } from '../support/replay-chats.ts';
+import { checkRedis } from '../../scripts/lib/doctor-redis.ts';
 import { TestSystem } from '../support/system.ts';
 import { loadChat, transcript, waitForModelRequest, lastUserText } from '../support/turn-helpers.ts';
 
@@ -55,6 +56,16 @@ describe('on a Redis Cluster', () => {
       if (master !== home) expect(keys).toEqual([]);
     }
   }, 60_000);
+
+  it("npm run doctor's redis line checks the cluster: every slot served, each master's eviction policy", async () => {
+    const seen = await checkRedis({ REDIS_CLUSTER_NODES: cluster.nodesSetting });
+    expect(seen.status, seen.detail).toBe('ok');
+    expect(seen.detail).toMatch(/^Redis 7[\d.]+ at the cluster of 127\.0\.0\.1:\d+.*, maxmemory-policy noeviction$/);
+    // A seed list naming no live node fails with the setting to fix.
+    const none = await checkRedis({ REDIS_CLUSTER_NODES: '127.0.0.1:1' });
+    expect(none.status).toBe('fail');
+    expect(none.fix).toMatch(/REDIS_CLUSTER_NODES/);
+  });
 
   it('interrupts a streaming turn when the next message arrives (the signal crosses the cluster)', async () => {
     const chatId = 8_100_002;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisSentinelSet, type RedisSentinelSet } from '@switchboard/harness';
 import { expectReplayKept, replayChats, type ReplayPlan } from '../support/replay-chats.ts';
+import { checkRedis } from '../../scripts/lib/doctor-redis.ts';
 import { TestSystem } from '../support/system.ts';
 
 // Issue 33, points 2 and 5: Redis under Sentinel (one master, one replica,
@@ -27,6 +28,15 @@ describe('on Redis under Sentinel', () => {
   afterAll(async () => {
     await system?.close();
     await sentinels?.destroy();
+  });
+
+  it("npm run doctor's redis line checks the master the sentinels name", async () => {
+    const seen = await checkRedis({ REDIS_SENTINELS: sentinels.sentinelsSetting, REDIS_SENTINEL_NAME: sentinels.name });
+    expect(seen.status, seen.detail).toBe('ok');
+    expect(seen.detail).toMatch(/^Redis 7[\d.]+ at the master "switchboard" of sentinels 127\.0\.0\.1:\d+/);
+    const unknown = await checkRedis({ REDIS_SENTINELS: sentinels.sentinelsSetting, REDIS_SENTINEL_NAME: 'nobody' });
+    expect(unknown.status).toBe('fail');
+    expect(unknown.fix).toMatch(/REDIS_SENTINELS and REDIS_SENTINEL_NAME/);
   });
 
   it('keeps every message of a replay, in order and once, while the master is killed and the sentinels promote its replica', async () => {

@@ -1,6 +1,6 @@
 export { compactConversationSchema, jobCatalog, jobIdForInboundEvent, wakeConversationSchema, type CompactConversationJob, type WakeConversationJob } from './catalog.ts';
 export { JobName, QueueName } from './names.ts';
-export { bullPrefix, createRedisConnection, isCluster, redisReachOf, type RedisClient, type RedisReach, type RedisReachSettings, type RedisRole } from './redis-connection.ts';
+export { bullPrefix, createRedisConnection, isCluster, redisCredentialsOf, redisReachOf, type RedisClient, type RedisReach, type RedisReachSettings, type RedisRole } from './redis-connection.ts';
 export { listenTo, onChannelMessage, publishTo, subscribeTo, unsubscribeFrom } from './channels.ts';
 export { createTurnQueue, enqueueCompaction, enqueueWake, type TurnQueue } from './turn-queue.ts';
 export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignals, type ConversationSignal } from './conversation-signals.ts';

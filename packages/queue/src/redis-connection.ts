@@ -40,7 +40,7 @@ function parseHostPort(entry: string): HostPort {
 }
 
 /** Password, user, database and TLS from a redis:// URL, for the nodes a cluster or a sentinel names. */
-function credentialsOf(url: string): RedisOptions {
+export function redisCredentialsOf(url: string): RedisOptions {
   const parsed = new URL(url);
   const db = Number(parsed.pathname.slice(1) || '0');
   return {
@@ -67,7 +67,7 @@ export function createRedisConnection(reach: RedisReach | string, role: RedisRol
   if (where.mode === 'url') return new Redis(where.url, options);
   if (where.mode === 'sentinel') {
     // ioredis asks the sentinels for the master and asks again after a failover (a READONLY reply also reconnects).
-    return new Redis({ ...credentialsOf(where.url), ...options, sentinels: where.sentinels, name: where.name, sentinelRetryStrategy: (times) => Math.min(times * 100, 2000) });
+    return new Redis({ ...redisCredentialsOf(where.url), ...options, sentinels: where.sentinels, name: where.name, sentinelRetryStrategy: (times) => Math.min(times * 100, 2000) });
   }
   return new Cluster(where.nodes, clusterOptions(where.url, role, options));
 }
@@ -82,7 +82,7 @@ export function createRedisConnection(reach: RedisReach | string, role: RedisRol
 function clusterOptions(url: string, role: RedisRole, options: RedisOptions): ClusterOptions {
   const { enableOfflineQueue, maxRetriesPerRequest: _perRequest, retryStrategy: _retry, lazyConnect, ...nodeOptions } = options;
   return {
-    redisOptions: { ...credentialsOf(url), ...nodeOptions, maxRetriesPerRequest: role === 'producer' ? 1 : null },
+    redisOptions: { ...redisCredentialsOf(url), ...nodeOptions, maxRetriesPerRequest: role === 'producer' ? 1 : null },
     enableOfflineQueue,
     lazyConnect,
     retryDelayOnFailover: 300,

@@ -47,6 +47,8 @@ export const turnCostBudget = {
       'BullMQ\'s completion with its look for a next job (27). Until issue 31\'s cut 76: the rate window was a',
       'MULTI/INCRBY/EXPIRE/EXEC transaction (now the EXPIRE only opens a window), and completed jobs were also',
       'trimmed by age (one more range read per completion; the count alone bounds them).',
+      'The same on a Redis Cluster (turn-cost-cluster.e2e, summed over the masters; the cluster\'s own upkeep,',
+      'CLUSTER SLOTS and REPLCONF ACK, left out): a cluster adds no command to a turn.',
       'Platform: one sendMessage. No reaction: an answer ready within STATUS_REACTION_AFTER_MS leaves none (its',
       'reply says it was seen); until issue 31 👀 and ✅ went out on every turn, a tenth of its worker CPU.',
     ],

@@ -3,8 +3,8 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '@switchboard/db';
 import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
-import { turnCostBudget, type CostBudget, type ScenarioBudget } from '../budgets/turn-cost-budget.ts';
-import { measure, totalOf, type CostCounts, type CostProbe } from '../support/cost-counters.ts';
+import { turnCostBudget } from '../budgets/turn-cost-budget.ts';
+import { expectWithinBudget, measure, type CostProbe } from '../support/cost-counters.ts';
 import { TestSystem } from '../support/system.ts';
 import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helpers.ts';
 
@@ -26,6 +26,7 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let redisServer: RedisServer;
   let system: TestSystem;
   let probe: CostProbe;
+  let redis: Redis;
 
   beforeAll(async () => {
     [pgServer, redisServer] = await Promise.all([startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top'] }), startRedis()]);
@@ -42,10 +43,11 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
     const env = { ...quiet, STREAMING: 'on', STATUS_REACTIONS: 'on', STATUS_REACTION_AFTER_MS: '30000', MODEL_CONTEXT_TOKENS: String(contextTokens) };
     system = await TestSystem.start({ databaseUrl, redisUrl: redisServer.url, workerEnv: env, gatewayEnv: quiet });
     await system.setModelScript({ rules: [{ match: 'slow', delayMs: 60_000 }] });
-    probe = { pg, redis: new Redis(redisServer.url), system };
+    redis = new Redis(redisServer.url);
+    probe = { pg, redis, system };
   }, 60_000);
   afterAll(async () => {
-    probe?.redis.disconnect();
+    redis?.disconnect();
     await probe?.pg.end();
     await system?.close();
     await Promise.allSettled([pgServer?.destroy(), redisServer?.destroy()]);
@@ -100,22 +102,3 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
     expectWithinBudget('compactCommand', turnCostBudget.compactCommand, counts);
   });
 });
-
-/** The measured counts must be exactly one of the scenario's variants; the message shows every count and where it came from. */
-function expectWithinBudget(name: string, budget: ScenarioBudget, counts: CostCounts): void {
-  const measured: CostBudget = {
-    statements: totalOf(counts.statements),
-    redisCommands: totalOf(counts.redis),
-    platformCalls: counts.platform,
-    modelRequests: counts.modelRequests,
-  };
-  const matches = budget.variants.some((variant) => JSON.stringify(sorted(variant)) === JSON.stringify(sorted(measured)));
-  const detail = JSON.stringify({ measured, statements: counts.statements, redis: counts.redis }, null, 1);
-  expect(matches, `${name} costs ${JSON.stringify(measured)}, not one of its budget's variants ${JSON.stringify(budget.variants)}.\n` +
-    `If the change is meant, update test/budgets/turn-cost-budget.ts in the same commit and say why there.\n${detail}`).toBe(true);
-}
-
-function sorted(budget: CostBudget): CostBudget {
-  const platformCalls = Object.fromEntries(Object.entries(budget.platformCalls).sort(([a], [b]) => a.localeCompare(b)));
-  return { statements: budget.statements, redisCommands: budget.redisCommands, platformCalls, modelRequests: budget.modelRequests };
-}

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
+import { expect } from 'vitest';
+import type { CostBudget, ScenarioBudget } from '../budgets/turn-cost-budget.ts';
 import type { TestSystem } from './system.ts';
 
 /** What one user action cost: SQL statements by query, Redis commands by name, platform and model calls by method. */
@@ -14,19 +16,26 @@ export interface CostCounts {
 export interface CostProbe {
   /** A superuser connection to the system's database, with pg_stat_statements created in it. */
   pg: postgres.Sql;
-  /** A client of the system's own Redis server (not shared with other test files). */
-  redis: Redis;
+  /** A client of the system's own Redis server (not shared with other test files); on a cluster, one per master. */
+  redis: Redis | Redis[];
   system: TestSystem;
 }
 
-/** Our own probes show up in the counters: they are left out, by query text and command name. */
+/**
+ * Our own probes show up in the counters: they are left out, by query text
+ * and command name. So is a cluster's own upkeep, which is no turn's cost:
+ * a cluster client's `CLUSTER SLOTS` every few seconds and each replica's
+ * `REPLCONF ACK` to its master every second, whatever the load.
+ */
 const probeStatement = /pg_stat_statements/i;
 const probeCommands = new Set(['info', 'config|resetstat', 'config']);
+const isUpkeep = (command: string) => probeCommands.has(command) || command.startsWith('cluster|') || command === 'replconf';
+const serversOf = (probe: CostProbe): Redis[] => (Array.isArray(probe.redis) ? probe.redis : [probe.redis]);
 
 /** Zeroes every counter the probe reads. */
 export async function resetCounters(probe: CostProbe): Promise<void> {
   await probe.pg`select pg_stat_statements_reset()`;
-  await probe.redis.config('RESETSTAT');
+  await Promise.all(serversOf(probe).map((server) => server.config('RESETSTAT')));
   probe.system.sim.state.telegram.calls.clear();
   probe.system.sim.state.model.requests.clear();
 }
@@ -40,7 +49,7 @@ export async function readCounters(probe: CostProbe): Promise<CostCounts> {
   for (const row of rows) if (!probeStatement.test(row.query)) statements[normaliseQuery(row.query)] = (statements[normaliseQuery(row.query)] ?? 0) + row.calls;
   return {
     statements,
-    redis: parseCommandStats(await probe.redis.info('commandstats')),
+    redis: sumCounts(await Promise.all(serversOf(probe).map(async (server) => parseCommandStats(await server.info('commandstats'))))),
     platform: Object.fromEntries(probe.system.sim.state.telegram.calls),
     modelRequests: probe.system.sim.state.model.requests.matching('any').length,
   };
@@ -83,13 +92,38 @@ function parseCommandStats(info: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const line of info.split('\n')) {
     const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
-    if (match && !probeCommands.has(match[1] as string)) counts[match[1] as string] = Number(match[2]);
+    if (match && !isUpkeep(match[1] as string)) counts[match[1] as string] = Number(match[2]);
   }
   return counts;
+}
+
+function sumCounts(all: Record<string, number>[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const counts of all) for (const [name, n] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + n;
+  return sum;
 }
 
 /** One line per statement shape: whitespace collapsed, cut to a readable length. */
 function normaliseQuery(query: string): string {
   const flat = query.replace(/\s+/g, ' ').trim();
   return flat.length > 160 ? `${flat.slice(0, 157)}...` : flat;
+}
+
+/** The measured counts must be exactly one of the scenario's variants; the message shows every count and where it came from. */
+export function expectWithinBudget(name: string, budget: ScenarioBudget, counts: CostCounts): void {
+  const measured: CostBudget = {
+    statements: totalOf(counts.statements),
+    redisCommands: totalOf(counts.redis),
+    platformCalls: counts.platform,
+    modelRequests: counts.modelRequests,
+  };
+  const matches = budget.variants.some((variant) => JSON.stringify(sorted(variant)) === JSON.stringify(sorted(measured)));
+  const detail = JSON.stringify({ measured, statements: counts.statements, redis: counts.redis }, null, 1);
+  expect(matches, `${name} costs ${JSON.stringify(measured)}, not one of its budget's variants ${JSON.stringify(budget.variants)}.\n` +
+    `If the change is meant, update test/budgets/turn-cost-budget.ts in the same commit and say why there.\n${detail}`).toBe(true);
+}
+
+function sorted(budget: CostBudget): CostBudget {
+  const platformCalls = Object.fromEntries(Object.entries(budget.platformCalls).sort(([a], [b]) => a.localeCompare(b)));
+  return { statements: budget.statements, redisCommands: budget.redisCommands, platformCalls, modelRequests: budget.modelRequests };
 }

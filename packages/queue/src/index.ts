@@ -7,5 +7,6 @@ export { conversationSignalSchema, publishSignal, signalChannel, subscribeSignal
 export { approvalSignalChannel, approvalSignalSchema, publishApprovalSignal, subscribeApprovalSignals, type ApprovalSignal } from './approval-signals.ts';
 export { eventsChannel, lifecycleEventTypes, publishLifecycleEvent, type LifecycleEvent, type LifecycleEventType } from './lifecycle-events.ts';
 export { conversationLeaseKey, createRedisLease, deriveTokenId, discordGatewayLeaseKey, releaseLeasesOfHolder, telegramPollerLeaseKey, type RedisLease } from './redis-lease.ts';
+export { runAsLeader, type RunAsLeaderOptions } from './run-as-leader.ts';
 export { runWhileLeased, type LeasedRun, type LeaseHold, type LeaseLoss, type RunWhileLeasedOptions } from './run-while-leased.ts';
 export { preciseNow } from './precise-clock.ts';

@@ -4,7 +4,7 @@ import type { RedisClient } from '@switchboard/queue';
 import { loadTelegramPollOffset, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
-import { createRedisLease, deriveTokenId, runWhileLeased, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
+import { createRedisLease, deriveTokenId, runAsLeader, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
 import { answerTelegramPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
@@ -33,79 +33,78 @@ export interface TelegramPollerOptions {
  */
 export function startTelegramPoller(options: TelegramPollerOptions): { close(): Promise<void> } {
   const log = options.log.child({ platform: 'telegram', mode: 'polling' });
-  const api = new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') });
-  const ttlMs = options.leaseTtlMs ?? 15_000;
-  const key = telegramPollerLeaseKey(options.redisPrefix, deriveTokenId(options.token));
-  const lease = createRedisLease(options.redis, key, ttlMs);
+  const poller: Poller = { ...options, log, api: new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') }) };
+  const lease = createRedisLease(options.redis, telegramPollerLeaseKey(options.redisPrefix, deriveTokenId(options.token)), options.leaseTtlMs ?? 15_000);
   // A Redis that does not answer is a lease not taken: try again later. Errors of the polling itself still end the poller.
   const quietLease: RedisLease = { ...lease, tryAcquire: () => lease.tryAcquire().catch(() => false) };
-  const controller = new AbortController();
-
-  const loop = async () => {
-    while (!controller.signal.aborted) {
-      const run = await runWhileLeased(quietLease, pollWhileHolding, {
-        // Polling stops at once, the long poll in flight included: the new
-        // holder polls now, and two consumers of one token end each other's
-        // getUpdates with 409 and would both take the updates in between.
-        onLost: () => log.warn('lost the Telegram poller lease; polling stops'),
-        onReleaseError: () => undefined,
-      });
-      if (run.kind === 'not_taken') await sleep(Math.floor(ttlMs / 3), undefined, { signal: controller.signal }).catch(() => undefined);
-    }
-  };
-
-  const pollWhileHolding = async (hold: LeaseHold) => {
-    log.info('this process polls Telegram');
-    const stop = AbortSignal.any([controller.signal, hold.signal]);
-    await api.deleteWebhook();
-    let offset = await loadTelegramPollOffset(options.db, options.context.botId);
-    let failures = 0;
-    while (!stop.aborted && (await hold.confirm().catch(() => false))) {
-      try {
-        const updates = await api.getUpdates({ offset, timeout: options.pollTimeoutSeconds ?? 25, allowed_updates: ['message', 'callback_query'] }, stop as never);
-        for (const update of updates) {
-          await handleUpdate(update);
-          offset = update.update_id + 1;
-        }
-        failures = 0;
-      } catch (error) {
-        if (stop.aborted) return;
-        failures++;
-        const retryAfter = error instanceof GrammyError && error.error_code === 429 ? (error.parameters.retry_after ?? 1) * 1000 : 0;
-        const wait = Math.max(retryAfter, Math.min(500 * 2 ** failures, 30_000));
-        log.warn({ reason: error instanceof Error ? error.message : String(error), waitMs: wait }, 'telegram polling failed; retrying');
-        await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
-      }
-    }
-  };
-
-  const handleUpdate = async (update: unknown) => {
-    const ingested = await ingestInbound(options.ingress, () => parseTelegramUpdate(update, options.context));
-    switch (ingested.kind) {
-      case 'malformed':
-        return log.warn({ code: ingested.error.code, reason: ingested.error.message }, 'telegram update ignored: malformed');
-      case 'skipped':
-        // A button press: decided now; a failure (Postgres down) throws, so the poller does not move past it.
-        if (ingested.parsed.kind === 'button') return answerTelegramPress(options.ingress, api, ingested.parsed.press, log);
-        if (ingested.parsed.reason === telegramUnknownChatType) {
-          log.warn({ reason: ingested.parsed.reason }, 'telegram update ignored: unknown chat type');
-          options.ingress.countRejected?.('telegram', ingested.parsed.reason);
-        }
-        return;
-      case 'accepted':
-        return;
-      case 'not_accepted':
-        // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
-        if (ingested.error.code === 'ENQUEUE_FAILED') return;
-        throw ingested.error;
-    }
-  };
-
-  const running = loop().catch((err: unknown) => log.error({ err }, 'telegram poller stopped'));
+  const stop = new AbortController();
+  const running = runAsLeader({
+    lease: quietLease,
+    stop: stop.signal,
+    lead: (hold) => pollWhileLeader(poller, hold),
+    // Polling stops at once, the long poll in flight included: the new
+    // holder polls now, and two consumers of one token end each other's
+    // getUpdates with 409 and would both take the updates in between.
+    onLost: () => log.warn('lost the Telegram poller lease; polling stops'),
+    onReleaseError: () => undefined,
+  }).catch((err: unknown) => log.error({ err }, 'telegram poller stopped'));
   return {
     async close() {
-      controller.abort();
+      stop.abort();
       await running;
     },
   };
+}
+
+type Poller = Pick<TelegramPollerOptions, 'context' | 'ingress' | 'db' | 'pollTimeoutSeconds'> & { api: Api; log: Logger };
+
+/** Polls from the stored offset for as long as this process leads (`hold.signal` aborts on a loss or on close). */
+async function pollWhileLeader(poller: Poller, hold: LeaseHold): Promise<void> {
+  const { api, log } = poller;
+  log.info('this process polls Telegram');
+  const stop = hold.signal;
+  await api.deleteWebhook();
+  let offset = await loadTelegramPollOffset(poller.db, poller.context.botId);
+  let failures = 0;
+  while (!stop.aborted && (await hold.confirm().catch(() => false))) {
+    try {
+      const updates = await api.getUpdates({ offset, timeout: poller.pollTimeoutSeconds ?? 25, allowed_updates: ['message', 'callback_query'] }, stop as never);
+      for (const update of updates) {
+        await handleUpdate(poller, update);
+        offset = update.update_id + 1;
+      }
+      failures = 0;
+    } catch (error) {
+      if (stop.aborted) return;
+      failures++;
+      const retryAfter = error instanceof GrammyError && error.error_code === 429 ? (error.parameters.retry_after ?? 1) * 1000 : 0;
+      const wait = Math.max(retryAfter, Math.min(500 * 2 ** failures, 30_000));
+      log.warn({ reason: error instanceof Error ? error.message : String(error), waitMs: wait }, 'telegram polling failed; retrying');
+      await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
+    }
+  }
+}
+
+/** Resolves once the update is stored (or deliberately ignored); throws when the poller must not move past it. */
+async function handleUpdate(poller: Poller, update: unknown): Promise<void> {
+  const { ingress, log } = poller;
+  const ingested = await ingestInbound(ingress, () => parseTelegramUpdate(update, poller.context));
+  switch (ingested.kind) {
+    case 'malformed':
+      return log.warn({ code: ingested.error.code, reason: ingested.error.message }, 'telegram update ignored: malformed');
+    case 'skipped':
+      // A button press: decided now; a failure (Postgres down) throws, so the poller does not move past it.
+      if (ingested.parsed.kind === 'button') return answerTelegramPress(ingress, poller.api, ingested.parsed.press, log);
+      if (ingested.parsed.reason === telegramUnknownChatType) {
+        log.warn({ reason: ingested.parsed.reason }, 'telegram update ignored: unknown chat type');
+        ingress.countRejected?.('telegram', ingested.parsed.reason);
+      }
+      return;
+    case 'accepted':
+      return;
+    case 'not_accepted':
+      // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
+      if (ingested.error.code === 'ENQUEUE_FAILED') return;
+      throw ingested.error;
+  }
 }

@@ -103,16 +103,8 @@ function keepLease(lease: RedisLease, options: RunWhileLeasedOptions): LeaseKeep
   };
   const renew = async () => {
     try {
-      if (await lease.renew()) {
-        confirmedAt = Date.now();
-        return;
-      }
-      if (options.retakeVanished && (await retakeLease(lease, options))) {
-        confirmedAt = Date.now();
-        options.onRetaken?.();
-        return;
-      }
-      lose('refused');
+      if (await renewOrRetake(lease, options)) confirmedAt = Date.now();
+      else lose('refused');
     } catch (err) {
       options.onRenewError?.(err);
       if (Date.now() - confirmedAt >= lease.ttlMs) lose('unconfirmed');
@@ -146,6 +138,14 @@ function keepLease(lease: RedisLease, options: RunWhileLeasedOptions): LeaseKeep
       await renewing;
     },
   };
+}
+
+/** One renewal: true while the lease is ours, or once a vanished one is taken back (`retakeVanished`). Throws when Redis did not answer. */
+async function renewOrRetake(lease: RedisLease, options: RunWhileLeasedOptions): Promise<boolean> {
+  if (await lease.renew()) return true;
+  if (!options.retakeVanished || !(await retakeLease(lease, options))) return false;
+  options.onRetaken?.();
+  return true;
 }
 
 /** Takes a lease whose key is gone back under the same owner, and claims it again. */

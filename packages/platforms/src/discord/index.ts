@@ -1,15 +1,6 @@
-export {
-  createDiscordGatewayConnection,
-  defaultDiscordIntents,
-  fatalDiscordCloseCodes,
-  type DiscordDispatch,
-  type DiscordGatewayConnection,
-  type DiscordGatewayOptions,
-  type DiscordGatewaySession,
-  type DiscordGatewayStatus,
-  type DiscordReady,
-  type DiscordSessionStore,
-} from './gateway-connection.ts';
+export { createDiscordGatewayConnection } from './gateway-connection.ts';
+export { defaultDiscordIntents, fatalDiscordCloseCodes } from './gateway-protocol.ts';
+export type { DiscordDispatch, DiscordGatewayConnection, DiscordGatewayOptions, DiscordGatewaySession, DiscordGatewayStatus, DiscordReady, DiscordSessionStore } from './gateway-types.ts';
 export { createDiscordSender, type DiscordReplyTarget, type DiscordSenderOptions } from './discord-sender.ts';
 export { parseDiscordInteraction, type DiscordInteractionContext, type DiscordInteractionParseResult } from './parse-interaction.ts';
 export { discordThreadChannelTypes, parseDiscordMessage, type DiscordMessageCreate, type DiscordParseContext } from './parse-message.ts';

@@ -98,5 +98,28 @@ describe('Telegram poller lease', () => {
     // The other gateway is gone and its lease with it: this one takes it and reads on from the stored offset.
     await redis.del(key);
     await expect.poll(() => stored(951), { interval: 50, timeout: 10_000 }).toEqual(['while polling', 'for the other gateway']);
+    await poller.close();
+    poller = undefined;
+  });
+
+  // Found by issue 32's reshaping: a failure while taking over (deleteWebhook answered 500, Postgres down for
+  // the stored offset) ended the leader loop, and this process never polled again until it restarted.
+  it('polls after a failed takeover: deleteWebhook answered 500 once is tried again', { timeout: 30_000 }, async () => {
+    const log = createLogger('telegram-poller-lease-test', 'silent');
+    await postJson(`${simUrl}/control/telegram/faults`, { method: 'deleteWebhook', kind: '500', times: 1 });
+    poller = startTelegramPoller({
+      token,
+      apiRoot: simUrl,
+      context: { botId: readTelegramBotId(token) },
+      ingress: createIngressDeps(config, { db: db.db, queue: createTurnQueue(redis, config.REDIS_PREFIX), redis, log }),
+      redis: pollerRedis,
+      redisPrefix: config.REDIS_PREFIX,
+      db: db.db,
+      log,
+      leaseTtlMs,
+      pollTimeoutSeconds: 10,
+    });
+    await send(952, 'after the failed takeover');
+    await expect.poll(() => stored(952), { interval: 50, timeout: 10_000 }).toEqual(['after the failed takeover']);
   });
 });

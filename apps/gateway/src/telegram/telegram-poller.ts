@@ -47,6 +47,9 @@ export function startTelegramPoller(options: TelegramPollerOptions): { close(): 
     // getUpdates with 409 and would both take the updates in between.
     onLost: () => log.warn('lost the Telegram poller lease; polling stops'),
     onReleaseError: () => undefined,
+    // A failed takeover (deleteWebhook refused, Postgres down for the stored offset) is tried again after a
+    // retry period, never the end of polling: ending the loop left this process silent until it restarted.
+    onError: (err) => log.warn({ err }, 'telegram poller could not start polling; trying again'),
   }).catch((err: unknown) => log.error({ err }, 'telegram poller stopped'));
   return {
     async close() {

@@ -6,6 +6,7 @@ export * from './queries/outbox-store.ts';
 export * from './queries/store-inbound.ts';
 export * from './queries/attachment-store.ts';
 export * from './queries/sweep-queries.ts';
+export type { ConversationRow, InboundEventRow, MessageRow, OutboxRow, SessionRow } from './queries/table-rows.ts';
 export * from './queries/turn-store.ts';
 export * from './queries/turn-endings.ts';
 export * from './queries/turn-state.ts';

@@ -2,16 +2,11 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { inboundEvents } from '../schema/inbound-events.ts';
-import type { messages} from '../schema/messages.ts';
-import { type StoredToolCall } from '../schema/messages.ts';
+import type { StoredToolCall } from '../schema/messages.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { TurnStatus } from '../schema/turns.ts';
-import { outboxClaimMs, type OutboxRow } from './outbox-store.ts';
-import { toMessage, toOutbox, type JsonRow } from './row-mappers.ts';
-
-export type ConversationRow = typeof conversations.$inferSelect;
-export type InboundEventRow = typeof inboundEvents.$inferSelect;
-export type MessageRow = typeof messages.$inferSelect;
+import { outboxClaimMs } from './outbox-store.ts';
+import { toMessage, toOutbox, type ConversationRow, type InboundEventRow, type JsonRow, type MessageRow, type OutboxRow } from './table-rows.ts';
 
 export async function loadConversation(db: Database, conversationId: number): Promise<ConversationRow | undefined> {
   const [row] = await db.select().from(conversations).where(eq(conversations.id, conversationId));
@@ -54,7 +49,7 @@ export async function loadPendingInbound(db: Database, conversationId: number, l
 
 /**
  * A session's messages in order, or only those after `afterSeq` (the history
- * cache's top-up). One JSON value mapped by the schema (row-mappers.ts): a
+ * cache's top-up). One JSON value mapped by the schema (table-rows.ts): a
  * prepared postgres.js statement, and far less per-row work than drizzle's
  * row mapping, which dominated reads of long sessions.
  */

@@ -5,7 +5,7 @@ import * as schema from './schema/index.ts';
 /**
  * The one database handle every caller holds: drizzle over postgres.js.
  * `$client` is the postgres.js client underneath, used only inside this
- * package, by the statements on the hot path (see turn-store.ts), because
+ * package, by the statements on the hot path (see turn-commit.ts), because
  * postgres.js prepares a tagged statement once per connection while drizzle
  * sends its queries unprepared. `$session`, when set, is a pool of direct
  * (session-mode) connections for the advisory locks held across calls, which

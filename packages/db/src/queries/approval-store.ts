@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { approvals, type ApprovalStatus } from '../schema/approvals.ts';
 import { outbox } from '../schema/outbox.ts';
-import type { OutboxRow } from './outbox-store.ts';
+import type { OutboxRow } from './table-rows.ts';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
 export type ApprovalChoiceStatus = 'approved' | 'approved_for_session' | 'denied';

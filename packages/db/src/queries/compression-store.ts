@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { sessionClientOf, type Database } from '../client.ts';
 import { AdvisoryLock } from '../lock-ids.ts';
-import type { MessageRow } from './turn-store.ts';
+import type { MessageRow } from './table-rows.ts';
 
 /**
  * One bigint key per session: the namespace in the high 32 bits, XORed with

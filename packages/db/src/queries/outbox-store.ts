@@ -2,8 +2,6 @@ import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Database } from '../client.ts';
 import { outbox } from '../schema/outbox.ts';
 
-export type OutboxRow = typeof outbox.$inferSelect;
-
 /**
  * Marks a part sent. A completed turn's reply reaching the user also clears
  * the conversation's restart counter (docs/restarts.md): that is the proof the

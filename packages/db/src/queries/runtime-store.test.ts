@@ -5,7 +5,9 @@ import { setConversationRuntime } from './runtime-store.ts';
 import { resetConversationSession } from './session-store.ts';
 import { suspendConversation } from './suspension-store.ts';
 import { storeInboundEvent } from './store-inbound.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, type CommitTurnInput } from './turn-store.ts';
+import { beginTurn } from './turn-begin.ts';
+import { commitTurn, type CommitTurnInput } from './turn-commit.ts';
+import { ensureCurrentSession, loadConversation } from './turn-loaders.ts';
 import { settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 
 // Issue 21: the runtime's thread kept on the session under the commit's fence,

@@ -3,8 +3,7 @@ import type { Database } from '../client.ts';
 import { conversations } from '../schema/conversations.ts';
 import { sessions } from '../schema/sessions.ts';
 import type { DbExecutor } from './admin-executor.ts';
-
-export type SessionRow = typeof sessions.$inferSelect;
+import type { SessionRow } from './table-rows.ts';
 
 export async function loadSession(db: Database, sessionId: number): Promise<SessionRow | undefined> {
   const [row] = await db.select().from(sessions).where(eq(sessions.id, sessionId));

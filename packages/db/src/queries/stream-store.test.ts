@@ -4,7 +4,9 @@ import { storeInboundEvent } from './store-inbound.ts';
 import { claimOutboxRow } from './outbox-store.ts';
 import { claimStreamStep, openReplyStream, recordStreamMessage, releaseStreamStep, type StreamClaim } from './stream-store.ts';
 import { registerWorker } from './worker-registry.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, type CommitTurnInput } from './turn-store.ts';
+import { beginTurn } from './turn-begin.ts';
+import { commitTurn, type CommitTurnInput } from './turn-commit.ts';
+import { ensureCurrentSession, loadConversation } from './turn-loaders.ts';
 import { abandonTurn, settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 
 // Issue 22, item 1: the outbox owns a streamed reply's message (docs/turns.md

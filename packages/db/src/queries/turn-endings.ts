@@ -3,7 +3,7 @@ import type { Database } from '../client.ts';
 import type { TurnStatus } from '../schema/turns.ts';
 
 // How running turns end without a commit: settled by the next lease holder, abandoned by their own holding, or cut off by
-// a restart (docs/restarts.md). Split from turn-store.ts, which begins and commits turns.
+// a restart (docs/restarts.md). Split from turn-begin.ts and turn-commit.ts, which begin and commit turns.
 
 /** What a settled turn's row gets: `status` and `error` (core's staleTurnEndings). */
 export interface TurnEnding {

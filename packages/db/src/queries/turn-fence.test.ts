@@ -4,7 +4,9 @@ import { claimOutboxRow, markOutboxSent, outboxClaimId, releaseOutboxClaims } fr
 import { suspendRestartLoops } from './restart-store.ts';
 import { acknowledgeRecoveryNote, acknowledgeResumeNote } from './session-store.ts';
 import { claimDeadWorkers, markWorkerStatus, registerWorker } from './worker-registry.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound, type CommitTurnInput } from './turn-store.ts';
+import { beginTurn } from './turn-begin.ts';
+import { commitTurn, type CommitTurnInput } from './turn-commit.ts';
+import { ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-loaders.ts';
 import { abandonTurn, cutOffRunningTurns, settleRunningTurn, type StaleTurnRule } from './turn-endings.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { useTestDbClient } from '../testing/test-db-client.ts';
 import { loadSession } from './session-store.ts';
 import { hasPendingWork, loadTurnState } from './turn-state.ts';
-import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-store.ts';
+import { beginTurn } from './turn-begin.ts';
+import { commitTurn } from './turn-commit.ts';
+import { ensureCurrentSession, loadConversation, loadPendingInbound } from './turn-loaders.ts';
 import { storeInboundEvent } from './store-inbound.ts';
 
 const db = useTestDbClient();

@@ -1,8 +1,5 @@
 import type { Database } from '../client.ts';
-import type { OutboxRow } from './outbox-store.ts';
-import type { SessionRow } from './session-store.ts';
-import type { ConversationRow, InboundEventRow } from './turn-store.ts';
-import { toConversation, toInbound, toOutbox, toSession, type JsonRow } from './row-mappers.ts';
+import { toConversation, toInbound, toOutbox, toSession, type ConversationRow, type InboundEventRow, type JsonRow, type OutboxRow, type SessionRow } from './table-rows.ts';
 
 /** The conversation's most recent turn, for the resume rule and stale-turn detection (docs/restarts.md). */
 export interface LastTurn {

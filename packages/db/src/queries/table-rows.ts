@@ -4,9 +4,15 @@ import { inboundEvents } from '../schema/inbound-events.ts';
 import { messages } from '../schema/messages.ts';
 import { outbox } from '../schema/outbox.ts';
 import { sessions } from '../schema/sessions.ts';
-import type { OutboxRow } from './outbox-store.ts';
-import type { SessionRow } from './session-store.ts';
-import type { ConversationRow, InboundEventRow, MessageRow } from './turn-store.ts';
+
+// The rows of the tables the hot statements return as JSON, beside their mappers: the queries import both from
+// here, and this file imports no query file, so no query module and its row types depend on each other.
+
+export type ConversationRow = typeof conversations.$inferSelect;
+export type InboundEventRow = typeof inboundEvents.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type OutboxRow = typeof outbox.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;
 
 export type JsonRow = Record<string, unknown>;
 

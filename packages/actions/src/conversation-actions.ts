@@ -65,6 +65,7 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
   const announce = (change: SessionChange) => emitInOrder(deps.emit, eventsOf(change));
   return {
     ...createSettingActions(deps),
+    ...createRequestActions(deps),
     async reset(conversationId, reason, door) {
       const change = (tx: DbExecutor) => resetConversationSession(tx, conversationId, reason);
       // Through the chat the command's holding runs no turn beside it: once per event is the fence it needs.
@@ -110,6 +111,17 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
       await announce({ kind: 'deleted', conversationId, finalizedSessionId: outcome.finalizedSessionId });
       return outcome;
     },
+    async suspendRestartLoops(threshold) {
+      const suspended = await suspendRestartLoops(deps.db, threshold);
+      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: s.reason, sessionId: s.sessionId, sessionEnd: s.sessionEnd });
+      return suspended;
+    },
+  };
+}
+
+/** What an operator asks of the worker holding the conversation: sent, or said to be unavailable. */
+function createRequestActions(deps: ActionDeps): Pick<ConversationActions, 'requestStop' | 'requestCompaction'> {
+  return {
     async requestStop(conversationId) {
       return reach(() => sendStop(deps, conversationId));
     },
@@ -117,11 +129,6 @@ export function createConversationActions(deps: ActionDeps): ConversationActions
       const queue = requireReach(deps).queue;
       // Named in the job, so that requests for one session coalesce: the first compacts it, the rest find it superseded.
       return reach(() => enqueueCompaction(queue, { conversationId, requestedBy, ...(sessionId !== null ? { sessionId } : {}) }));
-    },
-    async suspendRestartLoops(threshold) {
-      const suspended = await suspendRestartLoops(deps.db, threshold);
-      for (const s of suspended) await announce({ kind: 'suspended', conversationId: s.conversationId, reason: s.reason, sessionId: s.sessionId, sessionEnd: s.sessionEnd });
-      return suspended;
     },
   };
 }

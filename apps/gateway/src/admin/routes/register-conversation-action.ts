@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox'
 import type { ConversationActions, Door } from '@switchboard/actions';
 import { loadConversationSummary } from '@switchboard/db';
 import { auditAction, type AdminContext } from '../admin-context.ts';
-import type { AdminError } from '../admin-errors.ts';
+import type { AdminError, AdminErrorCode } from '../admin-errors.ts';
 import { errors, IdParams } from '../schemas/common-schemas.ts';
 import { ConversationView, viewConversation } from '../schemas/conversation-schemas.ts';
 import { notFound } from './conversation-routes.ts';
@@ -79,7 +79,7 @@ export function registerConversationAction<B extends TSchema, K extends ActionNa
 
 export interface Audit {
   /** null when the action happened; else the code the request is refused with. */
-  code: string | null;
+  code: AdminErrorCode | null;
   detail: Record<string, unknown>;
 }
 

@@ -12,7 +12,8 @@ import {
 import { createLogger } from '@switchboard/logger';
 import { useTestDbClient } from '@switchboard/db/testing';
 import type { ActionEvent } from './action-events.ts';
-import { createConversationActions, type Door } from './conversation-actions.ts';
+import { createConversationActions } from './conversation-actions.ts';
+import type { Door } from './door.ts';
 
 const db = useTestDbClient({ max: 4 });
 const log = createLogger('actions-test', 'silent');

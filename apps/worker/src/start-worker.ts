@@ -12,19 +12,19 @@ import { createDiscordSender, createSlackSender, createTelegramSender, type Plat
 import { createRedisConnection, redisReachOf, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
 import { createApprovalWaiters, subscribeApprovalWaiters } from './approvals/approval-waiters.ts';
 import { tidySettledQuestions } from './approvals/tidy-questions.ts';
-import { createLeaseManager } from './conversation-lease.ts';
-import { createDeferredConversations } from './deferred-conversations.ts';
-import { createHeartbeatHealth } from './heartbeat-health.ts';
-import { createHistoryCache } from './history-cache.ts';
-import { startEventWebhooks } from './event-webhooks.ts';
-import { startRecoverySweep } from './recovery-sweep.ts';
-import { applyRestartRules } from './restart-guard.ts';
-import { createReactionBoard, showWaitingInput } from './status-reactions.ts';
-import { createTurnRuntimes } from './turn-runtime.ts';
-import { createTurnWorker } from './turn-worker.ts';
-import { createMediaReach } from './resolve-media.ts';
+import { createLeaseManager } from './conversation/conversation-lease.ts';
+import { createDeferredConversations } from './conversation/deferred-conversations.ts';
+import { createHeartbeatHealth } from './liveness/heartbeat-health.ts';
+import { createHistoryCache } from './turn/history-cache.ts';
+import { startEventWebhooks } from './delivery/event-webhooks.ts';
+import { startRecoverySweep } from './liveness/recovery-sweep.ts';
+import { applyRestartRules } from './liveness/restart-guard.ts';
+import { createReactionBoard, showWaitingInput } from './turn/status-reactions.ts';
+import { createTurnRuntimes } from './turn/turn-runtime.ts';
+import { createTurnWorker } from './conversation/turn-worker.ts';
+import { createMediaReach } from './turn/resolve-media.ts';
 import type { WorkerContext } from './worker-context.ts';
-import { startWorkerHeartbeat } from './worker-heartbeat.ts';
+import { startWorkerHeartbeat } from './liveness/worker-heartbeat.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {

@@ -5,15 +5,15 @@ import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
-import type { ActiveTurn } from './active-turn.ts';
+import type { ActiveTurn } from './turn/active-turn.ts';
 import type { ApprovalWaiters } from './approvals/approval-waiters.ts';
-import type { DeferredConversations } from './deferred-conversations.ts';
-import type { HeartbeatHealth } from './heartbeat-health.ts';
-import type { HistoryCache } from './history-cache.ts';
-import type { LeaseManager } from './conversation-lease.ts';
-import type { MediaReach } from './resolve-media.ts';
-import type { ReactionBoard } from './status-reactions.ts';
-import type { TurnRuntimes } from './turn-runtime.ts';
+import type { DeferredConversations } from './conversation/deferred-conversations.ts';
+import type { HeartbeatHealth } from './liveness/heartbeat-health.ts';
+import type { HistoryCache } from './turn/history-cache.ts';
+import type { LeaseManager } from './conversation/conversation-lease.ts';
+import type { MediaReach } from './turn/resolve-media.ts';
+import type { ReactionBoard } from './turn/status-reactions.ts';
+import type { TurnRuntimes } from './turn/turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 /** Everything a turn needs, built once per worker process. */

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, type BusyInputModeName, type NextWork, type Platform } from '@switchboard/core';
 import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow, type TurnState } from '@switchboard/db';
-import { createActiveTurn, type ActiveTurn } from './active-turn.ts';
+import { createActiveTurn, type ActiveTurn } from '../turn/active-turn.ts';
 import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
-import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
+import { deliverPendingOutbox, type DeliveryDeps } from '../delivery/deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { endsAfterDelivery, planWork, type PlannedInput } from './plan-work.ts';
-import { applyRestartRules } from './restart-guard.ts';
-import { runTurn } from './run-turn.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { applyRestartRules } from '../liveness/restart-guard.ts';
+import { runTurn } from '../turn/run-turn.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** Pending events one turn takes at most. */
 const maxInputPerTurn = 32;

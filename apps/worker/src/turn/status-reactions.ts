@@ -3,8 +3,8 @@ import { loadPendingInbound, type InboundEventRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { ActiveTurn } from './active-turn.ts';
-import { waitingInput } from './plan-work.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { waitingInput } from '../conversation/plan-work.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** A reaction call that takes longer is given up: a slow or rate-limited platform never holds a turn or its delivery. */
 export const reactionTimeoutMs = 5000;

@@ -11,6 +11,7 @@ import { createHistoryCache } from '../../apps/worker/src/turn/history-cache.ts'
 import { createDeferredConversations } from '../../apps/worker/src/conversation/deferred-conversations.ts';
 import { createHeartbeatHealth } from '../../apps/worker/src/liveness/heartbeat-health.ts';
 import { createApprovalWaiters } from '../../apps/worker/src/approvals/approval-waiters.ts';
+import { createRunningTurns } from '../../apps/worker/src/conversation/running-turns.ts';
 import type { LeaseManager } from '../../apps/worker/src/conversation/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
     metrics: createWorkerMetrics(),
     emit: async () => undefined,
     actions: createConversationActions({ db: db.db, emit: async () => undefined, log }),
-    running: new Map(),
+    running: createRunningTurns(),
     deferred: createDeferredConversations(),
     wake: unused('queue'),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),

@@ -18,8 +18,8 @@ async function lintProbe(path: string, code: string): Promise<string[]> {
 describe('a package never imports an app', () => {
   it.each([
     ['by package name', "import { buildGateway } from '@switchboard/gateway';\nexport const probe = buildGateway;\n", 'no-restricted-imports'],
-    ['a subpath of one', "export { probe } from '@switchboard/worker/src/run-turn.ts';\n", 'no-restricted-imports'],
-    ['by relative path', "import { probe } from '../../../apps/worker/src/run-turn.ts';\nexport { probe };\n", 'no-restricted-imports'],
+    ['a subpath of one', "export { probe } from '@switchboard/worker/src/turn/run-turn.ts';\n", 'no-restricted-imports'],
+    ['by relative path', "import { probe } from '../../../apps/worker/src/turn/run-turn.ts';\nexport { probe };\n", 'no-restricted-imports'],
     ['by import()', "export const probe = () => import('../../../apps/sim/src/index.ts');\n", 'no-restricted-syntax'],
   ])('refuses %s', async (_name, code, rule) => {
     expect(await lintProbe('packages/queue/src/lint-probe.ts', code)).toContain(rule);

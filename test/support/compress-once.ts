@@ -5,13 +5,14 @@ import { estimateMessageTokens, type AgentRuntime } from '@switchboard/agent';
 import { parseConfig, workerEnvSchema } from '@switchboard/config';
 import { createDbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
-import { compressConversation } from '../../apps/worker/src/compress-session.ts';
+import { compressConversation } from '../../apps/worker/src/compression/compress-session.ts';
 import { createWorkerMetrics } from '../../apps/worker/src/worker-metrics.ts';
-import { createHistoryCache } from '../../apps/worker/src/history-cache.ts';
-import { createDeferredConversations } from '../../apps/worker/src/deferred-conversations.ts';
-import { createHeartbeatHealth } from '../../apps/worker/src/heartbeat-health.ts';
+import { createHistoryCache } from '../../apps/worker/src/turn/history-cache.ts';
+import { createDeferredConversations } from '../../apps/worker/src/conversation/deferred-conversations.ts';
+import { createHeartbeatHealth } from '../../apps/worker/src/liveness/heartbeat-health.ts';
 import { createApprovalWaiters } from '../../apps/worker/src/approvals/approval-waiters.ts';
-import type { LeaseManager } from '../../apps/worker/src/conversation-lease.ts';
+import { createRunningTurns } from '../../apps/worker/src/conversation/running-turns.ts';
+import type { LeaseManager } from '../../apps/worker/src/conversation/conversation-lease.ts';
 import type { WorkerContext } from '../../apps/worker/src/worker-context.ts';
 
 /**
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
     metrics: createWorkerMetrics(),
     emit: async () => undefined,
     actions: createConversationActions({ db: db.db, emit: async () => undefined, log }),
-    running: new Map(),
+    running: createRunningTurns(),
     deferred: createDeferredConversations(),
     wake: unused('queue'),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),

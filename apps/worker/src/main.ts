@@ -3,7 +3,7 @@ import { ConfigError, loadConfigOrExit, resolveModelFallbacks, workerEnvSchema }
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
 import { hardStopMsFor } from './stop-deadline.ts';
-import { declaredDeadExitCode } from './worker-heartbeat.ts';
+import { declaredDeadExitCode } from './liveness/worker-heartbeat.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrExit(workerEnvSchema);

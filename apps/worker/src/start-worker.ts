@@ -9,22 +9,23 @@ import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, databaseReach, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
-import { createRedisConnection, redisReachOf, createTurnQueue, enqueueWake, subscribeSignals, type TurnQueue } from '@switchboard/queue';
+import { createRedisConnection, redisReachOf, createTurnQueue, enqueueWake, type TurnQueue } from '@switchboard/queue';
 import { createApprovalWaiters, subscribeApprovalWaiters } from './approvals/approval-waiters.ts';
 import { tidySettledQuestions } from './approvals/tidy-questions.ts';
-import { createLeaseManager } from './conversation-lease.ts';
-import { createDeferredConversations } from './deferred-conversations.ts';
-import { createHeartbeatHealth } from './heartbeat-health.ts';
-import { createHistoryCache } from './history-cache.ts';
-import { startEventWebhooks } from './event-webhooks.ts';
-import { startRecoverySweep } from './recovery-sweep.ts';
-import { applyRestartRules } from './restart-guard.ts';
-import { createReactionBoard, showWaitingInput } from './status-reactions.ts';
-import { createTurnRuntimes } from './turn-runtime.ts';
-import { createTurnWorker } from './turn-worker.ts';
-import { createMediaReach } from './resolve-media.ts';
+import { createLeaseManager } from './conversation/conversation-lease.ts';
+import { createDeferredConversations } from './conversation/deferred-conversations.ts';
+import { createRunningTurns, listenForSignals } from './conversation/running-turns.ts';
+import { createHeartbeatHealth } from './liveness/heartbeat-health.ts';
+import { createHistoryCache } from './turn/history-cache.ts';
+import { startEventWebhooks } from './delivery/event-webhooks.ts';
+import { startRecoverySweep } from './liveness/recovery-sweep.ts';
+import { applyRestartRules } from './liveness/restart-guard.ts';
+import { createReactionBoard, showWaitingInput } from './turn/status-reactions.ts';
+import { createTurnRuntimes } from './turn/turn-runtime.ts';
+import { createTurnWorker } from './conversation/turn-worker.ts';
+import { createMediaReach } from './turn/resolve-media.ts';
 import type { WorkerContext } from './worker-context.ts';
-import { startWorkerHeartbeat } from './worker-heartbeat.ts';
+import { startWorkerHeartbeat } from './liveness/worker-heartbeat.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
@@ -54,9 +55,9 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
   const ctx = createContext({ config, log, workerId, db, redis, queue });
-  ctx.metrics.trackRunningTurns(() => ctx.running.size);
+  ctx.metrics.trackRunningTurns(() => ctx.running.size());
 
-  const subscriber = await subscribeToSignals(ctx, log);
+  const subscriber = await openSubscriber(ctx, log);
 
   // Liveness (docs/restarts.md): registered with a heartbeat before taking work; dead
   // peers are found and restart loops suspended now and on every sweep.
@@ -82,7 +83,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db: db.db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 
   const health = Fastify({ logger: false });
-  health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size }));
+  health.get('/healthz', async () => ({ ok: true, workerId, running: ctx.running.size() }));
   health.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
   log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
@@ -99,7 +100,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
       await sweep.stop();
       const drained = worker.close();
       const timer = setTimeout(() => {
-        for (const active of ctx.running.values()) active.dispatch({ kind: 'stop', reason: 'shutdown' });
+        ctx.running.stopAll('shutdown');
       }, config.DRAIN_TIMEOUT_MS);
       await drained;
       clearTimeout(timer);
@@ -160,22 +161,13 @@ function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metr
   });
 }
 
-/** Signals reach this process on its own subscriber connection (a subscribed connection can do nothing else). */
-async function subscribeToSignals(ctx: WorkerContext, log: Logger): Promise<RedisClient> {
+/** Conversation and approval signals reach this process on its own subscriber connection (a subscribed connection can do nothing else). */
+async function openSubscriber(ctx: WorkerContext, log: Logger): Promise<RedisClient> {
   const { config } = ctx;
   const subscriber = createRedisConnection(redisReachOf(config), 'subscriber');
   subscriber.on('error', (err) => log.warn({ err }, 'redis subscriber error'));
-  await subscribeSignals(
-    subscriber,
-    config.REDIS_PREFIX,
-    (signal) => {
-      const active = ctx.running.get(signal.conversationId);
-      active?.dispatch({ kind: 'signal', signal });
-      // Busy modes queue and collect: the new message waits for a later turn, shown queued (⏳) meanwhile.
-      if (active && signal.kind === 'input') showWaitingInput(ctx, active);
-    },
-    () => log.warn('ignored a malformed conversation signal'),
-  );
+  // Busy modes queue and collect: the new message waits for a later turn, shown queued (⏳) meanwhile.
+  await listenForSignals({ subscriber, prefix: config.REDIS_PREFIX, turns: ctx.running, onInput: (active) => showWaitingInput(ctx, active), log });
   await subscribeApprovalWaiters(subscriber, config.REDIS_PREFIX, ctx.approvalWaiters, log);
   return subscriber;
 }
@@ -216,7 +208,7 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     metrics,
     emit,
     actions: createConversationActions({ db: db.db, emit, log }),
-    running: new Map(),
+    running: createRunningTurns(),
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     deferred: createDeferredConversations(),
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),

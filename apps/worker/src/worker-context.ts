@@ -5,15 +5,15 @@ import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { LifecycleEvent } from '@switchboard/queue';
-import type { ActiveTurn } from './active-turn.ts';
 import type { ApprovalWaiters } from './approvals/approval-waiters.ts';
-import type { DeferredConversations } from './deferred-conversations.ts';
-import type { HeartbeatHealth } from './heartbeat-health.ts';
-import type { HistoryCache } from './history-cache.ts';
-import type { LeaseManager } from './conversation-lease.ts';
-import type { MediaReach } from './resolve-media.ts';
-import type { ReactionBoard } from './status-reactions.ts';
-import type { TurnRuntimes } from './turn-runtime.ts';
+import type { DeferredConversations } from './conversation/deferred-conversations.ts';
+import type { HeartbeatHealth } from './liveness/heartbeat-health.ts';
+import type { HistoryCache } from './turn/history-cache.ts';
+import type { LeaseManager } from './conversation/conversation-lease.ts';
+import type { RunningTurns } from './conversation/running-turns.ts';
+import type { MediaReach } from './turn/resolve-media.ts';
+import type { ReactionBoard } from './turn/status-reactions.ts';
+import type { TurnRuntimes } from './turn/turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 /** Everything a turn needs, built once per worker process. */
@@ -44,7 +44,7 @@ export interface WorkerContext {
   /** The conversation actions (packages/actions): chat commands are their door inside the lease holder's loop. */
   actions: ConversationActions;
   /** The turn (or the turn being prepared) of each conversation this process holds the lease of. */
-  running: Map<number, ActiveTurn>;
+  running: RunningTurns;
   /** Whether this worker's own heartbeats allow it to declare silent peers dead (heartbeat-health.ts). */
   heartbeat: HeartbeatHealth;
   /** Conversations deferred by USER_MAX_RUNNING_TURNS, woken when a turn of their user ends here. */

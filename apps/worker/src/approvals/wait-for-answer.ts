@@ -1,6 +1,6 @@
 import { listPendingOutbox, outboxClaimId, readApproval, type ApprovalRow } from '@switchboard/db';
 import type { ApprovalSignal } from '@switchboard/queue';
-import { deliverPendingOutbox } from '../deliver-outbox.ts';
+import { deliverPendingOutbox } from '../delivery/deliver-outbox.ts';
 import type { ApprovalContext } from './approval-context.ts';
 
 export type WaitOutcome = { kind: 'answered'; approval: ApprovalRow } | { kind: 'timeout' } | { kind: 'aborted' };

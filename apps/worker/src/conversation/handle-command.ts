@@ -1,7 +1,7 @@
 import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
 import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
-import { compressConversation, type CompressionOutcome } from './compress-session.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { compressConversation, type CompressionOutcome } from '../compression/compress-session.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 export const helpText = [
   'Commands:',

@@ -1,6 +1,6 @@
 import { shouldInterrupt, type BusyInputModeName } from '@switchboard/core';
 import type { ConversationSignal } from '@switchboard/queue';
-import type { WorkerMetrics } from './worker-metrics.ts';
+import type { WorkerMetrics } from '../worker-metrics.ts';
 
 /**
  * Why a turn stopped. `not_begun`: its running-turn row was refused (another

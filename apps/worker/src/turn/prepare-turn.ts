@@ -9,8 +9,8 @@ import {
 } from '@switchboard/core';
 import { beginTurn, ensureCurrentSession, loadConversation, loadSession, type BeginTurnResult, type ConversationRow, type InboundEventRow, type MessageRow, type SessionRow, type TurnState } from '@switchboard/db';
 import type { ActiveTurn } from './active-turn.ts';
-import { compressConversation } from './compress-session.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { compressConversation } from '../compression/compress-session.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** Everything the model request of a turn is built from, and the turn's row as it is being written. */
 /** Why the running-turn row was not written. */

@@ -3,7 +3,7 @@ import { claimOutboxRow, markOutboxFailed, releaseOutboxClaims, markOutboxSent, 
 import type { Logger } from '@switchboard/logger';
 import { PlatformError, type PlatformSender, type SentMessage } from '@switchboard/platforms';
 import { persistWithRetry } from './persist-with-retry.ts';
-import type { WorkerMetrics } from './worker-metrics.ts';
+import type { WorkerMetrics } from '../worker-metrics.ts';
 
 export interface DeliveryDeps {
   db: Database;

@@ -3,7 +3,7 @@ import { beginTurn, commitTurn, ensureCurrentSession, loadConversation, loadTurn
 import { useTestDbClient } from '@switchboard/db/testing';
 import { handleCommand } from './handle-command.ts';
 import { planWork } from './plan-work.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 // Issue 20: the worker takes a command from inbound_events.command, stored
 // by ingress, and parses the text only of rows never parsed (command NULL).

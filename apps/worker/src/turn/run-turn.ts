@@ -14,17 +14,17 @@ import {
   type TurnState,
 } from '@switchboard/db';
 import { cancellingStopOf, settlementOf, stoppedTurnStatus, type ActiveTurn, type ActiveTurnState } from './active-turn.ts';
-import type { LeaseHolding } from './conversation-lease.ts';
-import { steerableInput } from './plan-work.ts';
+import type { LeaseHolding } from '../conversation/conversation-lease.ts';
+import { steerableInput } from '../conversation/plan-work.ts';
 import { prepareTurn, type NotBegun, type PreparedTurn } from './prepare-turn.ts';
 import { resolveMedia, type ResolvedInput } from './resolve-media.ts';
 import { startReplyStream, streamingSender, type ReplyStream, type StreamResult } from './reply-stream.ts';
 import { failTurnUnexpectedly } from './fail-turn.ts';
-import { suspendLoops } from './restart-guard.ts';
+import { suspendLoops } from '../liveness/restart-guard.ts';
 import { startTurnReactions, type TurnReactions } from './status-reactions.ts';
 import { createTurnAskUser, logRefusedRuntime, turnTimeoutOf } from './turn-runtime.ts';
 import { startTypingIndicator } from './typing-indicator.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** Lines the user sees when a turn produced no answer (a turn never ends silently). */
 export const notices = {

@@ -4,9 +4,9 @@ import type { WorkerConfig } from '@switchboard/config';
 import { isInsideDirectory, resolveAgentRuntime, resolvePermissionProfile, resolveWorkspacePath, type AgentRuntimeName } from '@switchboard/core';
 import type { BeginTurnResult, ConversationRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { createChatAskUser, type ApprovalContext } from './approvals/index.ts';
-import { createCodexChildEnv } from './codex-home.ts';
-import { checkCodexConfinement, confineChildEnv, type CodexConfinement } from './codex-sandbox.ts';
+import { createChatAskUser, type ApprovalContext } from '../approvals/index.ts';
+import { createCodexChildEnv } from '../codex/codex-home.ts';
+import { checkCodexConfinement, confineChildEnv, type CodexConfinement } from '../codex/codex-sandbox.ts';
 
 /**
  * Which runtime runs a conversation's turn (docs/codex.md): its own setting

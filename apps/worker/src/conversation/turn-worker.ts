@@ -1,9 +1,9 @@
 import { Worker, type Job } from 'bullmq';
 import { bullPrefix, jobCatalog, JobName, preciseNow, QueueName, type CompactConversationJob, type RedisClient, type WakeConversationJob } from '@switchboard/queue';
 import { isRetryableCode, type ErrorCodeOf } from '@switchboard/core';
-import { runCompactionJob } from './run-compaction.ts';
+import { runCompactionJob } from '../compression/run-compaction.ts';
 import { runConversation } from './run-conversation.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 type Handler = (job: Job) => Promise<unknown>;
 

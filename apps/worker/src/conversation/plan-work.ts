@@ -1,6 +1,6 @@
 import { isNearLimitPart, planNextWork, readStoredCommand, type BusyInputModeName, type NextWork, type PendingInput, type Platform, type StoredCommand } from '@switchboard/core';
 import type { InboundEventRow } from '@switchboard/db';
-import type { DeliveryOutcome } from './deliver-outbox.ts';
+import type { DeliveryOutcome } from '../delivery/deliver-outbox.ts';
 
 /** A pending event as the work loop plans with it: its command read once, from the stored column. */
 export type PlannedInput = InboundEventRow & PendingInput & { chatCommand: StoredCommand | null };

@@ -24,7 +24,7 @@ import {
   type SessionRow,
 } from '@switchboard/db';
 import { createConcurrencyLimit, type ConcurrencyLimit } from './concurrency-limit.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /**
  * `superseded`: the request named a session that is no longer current (it

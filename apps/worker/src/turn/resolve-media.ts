@@ -17,7 +17,7 @@ import {
 } from '@switchboard/core';
 import { recordAttachmentHashes, type InboundEventRow } from '@switchboard/db';
 import { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, PlatformError, type FileFetcher } from '@switchboard/platforms';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** How a worker reaches users' files and turns voice into text (docs/media.md). */
 export interface MediaReach {

@@ -1,10 +1,10 @@
 import { planStreamStep, streamBlockedUntil, type StreamStep } from '@switchboard/core';
 import { claimStreamStep, openReplyStream, recordStreamMessage, releaseStreamStep, type StreamClaim, type StreamStepInput } from '@switchboard/db';
 import { PlatformError, type PlatformSender } from '@switchboard/platforms';
-import { outboxIdempotencyKey } from './deliver-outbox.ts';
-import { persistWithRetry } from './persist-with-retry.ts';
+import { outboxIdempotencyKey } from '../delivery/deliver-outbox.ts';
+import { persistWithRetry } from '../delivery/persist-with-retry.ts';
 import type { BeginTurnResult } from '@switchboard/db';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** What a turn's stream left for its commit: whether a growing message exists, and the text the user sees in it. */
 export interface StreamResult {

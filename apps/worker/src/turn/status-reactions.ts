@@ -3,8 +3,8 @@ import { loadPendingInbound, type InboundEventRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { PlatformSender } from '@switchboard/platforms';
 import type { ActiveTurn } from './active-turn.ts';
-import { waitingInput } from './plan-work.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { waitingInput } from '../conversation/plan-work.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** A reaction call that takes longer is given up: a slow or rate-limited platform never holds a turn or its delivery. */
 export const reactionTimeoutMs = 5000;
@@ -122,7 +122,7 @@ export function showWaitingInput(ctx: Pick<WorkerContext, 'config' | 'db' | 'rea
   loadPendingInbound(ctx.db, conversationId, ctx.config.MAX_QUEUED_INPUT).then(
     (pending) => {
       // The turn ended while reading: the next one takes the input now, and its 👀 must not be followed by a ⏳.
-      if (ctx.running.get(conversationId) !== active || active.state.stopReason !== undefined) return;
+      if (!ctx.running.holds(active) || active.state.stopReason !== undefined) return;
       for (const event of waitingInput(pending, active.state.takenUpTo ?? takenUpTo)) {
         const platform = platforms.find((known) => known === event.platform);
         if (platform !== undefined && ctx.reactions.statusOf(event.id) === undefined) ctx.reactions.show(platform, conversationId, event, 'queued');

@@ -1,8 +1,8 @@
 import { crashStreakChangeOf, crashStreakSuspends, splitMessage } from '@switchboard/core';
 import { commitTurn, loadTurnState, type InboundEventRow, type OutboxRow, type TurnState } from '@switchboard/db';
-import type { LeaseHolding } from './conversation-lease.ts';
-import { suspendLoops } from './restart-guard.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { LeaseHolding } from '../conversation/conversation-lease.ts';
+import { suspendLoops } from '../liveness/restart-guard.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** What failTurnUnexpectedly needs: the state the turn started from, its input, the holding, and the error. */
 export interface UnexpectedTurnError {

@@ -1,7 +1,7 @@
 import { restartLoopStartsAt, staleTurnRule } from '@switchboard/core';
 import { claimDeadWorkers, cutOffRunningTurns, findStrandedConversations } from '@switchboard/db';
 import { claimGoneLocalWorkers } from './local-peers.ts';
-import type { WorkerContext } from './worker-context.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /**
  * The restart rules (docs/restarts.md) on every worker start and every recovery sweep: workers whose

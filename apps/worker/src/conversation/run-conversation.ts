@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNearLimitPart, type BusyInputModeName, type NextWork, type Platform } from '@switchboard/core';
 import { hasPendingWork, loadTurnState, pendingInputAges, type OutboxRow, type TurnState } from '@switchboard/db';
-import { createActiveTurn, type ActiveTurn } from './active-turn.ts';
+import { createActiveTurn, type ActiveTurn } from '../turn/active-turn.ts';
 import type { ConversationHolding, LeaseHolding } from './conversation-lease.ts';
-import { deliverPendingOutbox, type DeliveryDeps } from './deliver-outbox.ts';
+import { deliverPendingOutbox, type DeliveryDeps } from '../delivery/deliver-outbox.ts';
 import { handleCommand } from './handle-command.ts';
 import { endsAfterDelivery, planWork, type PlannedInput } from './plan-work.ts';
-import { applyRestartRules } from './restart-guard.ts';
-import { runTurn } from './run-turn.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { applyRestartRules } from '../liveness/restart-guard.ts';
+import { runTurn } from '../turn/run-turn.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** Pending events one turn takes at most. */
 const maxInputPerTurn = 32;
@@ -39,14 +39,10 @@ export async function runConversation(ctx: WorkerContext, conversationId: number
  * The turn this lease's work loop runs now. After a lost lease one process
  * may run two loops for one conversation for a moment (the old one finishing,
  * a new one that took the lease again); each stops and forgets only its own
- * turn, never the other's entry in `ctx.running`.
+ * turn, never the other's entry in `ctx.running` (running-turns.ts).
  */
 interface HeldTurn extends ConversationHolding {
   active?: ActiveTurn;
-}
-
-function forgetTurn(ctx: WorkerContext, conversationId: number, active: ActiveTurn | undefined): void {
-  if (active && ctx.running.get(conversationId) === active) ctx.running.delete(conversationId);
 }
 
 /** Rechecks in a row (a stale turn settled, the threshold reached) after which the sweep is left to come back. */
@@ -68,7 +64,7 @@ async function runWhileHolding(ctx: WorkerContext, conversationId: number): Prom
       try {
         return await drainConversation(ctx, conversationId, turn);
       } finally {
-        forgetTurn(ctx, conversationId, turn.active);
+        if (turn.active) ctx.running.forget(turn.active);
       }
     },
     () => {
@@ -104,7 +100,7 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     const ran = await runWork(ctx, planned.plan, held, active, loop);
     if (ran.kind === 'exit') return ran.result;
     if (ran.kind === 'again') continue;
-    forgetTurn(ctx, conversationId, active);
+    ctx.running.forget(active);
     const next = await deliverPass(ctx, planned.plan, held, active, ran.outbox);
     if (next !== 'again') return next;
   }
@@ -120,7 +116,7 @@ function registerTurn(ctx: WorkerContext, conversationId: number, held: HeldTurn
   loop.waiting = undefined;
   held.active = active;
   if (held.lost.aborted) active.dispatch({ kind: 'stop', reason: 'lease_lost' });
-  ctx.running.set(conversationId, active);
+  ctx.running.register(active);
   return active;
 }
 

@@ -1,8 +1,8 @@
 import type { CompactConversationJob } from '@switchboard/queue';
 import { hasPendingWork, loadConversation, recordAuditEntry } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from './compress-session.ts';
-import { runConversation } from './run-conversation.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { runConversation } from '../conversation/run-conversation.ts';
+import type { WorkerContext } from '../worker-context.ts';
 
 /** What an operator's compaction did: the job's result (BullMQ keeps it) and its audit row's detail. */
 export interface CompactionJobResult {

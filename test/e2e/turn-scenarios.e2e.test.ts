@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '@switchboard/harness';
+import type { RedisClient } from '@switchboard/queue';
 import { adminTokenEnv } from '../support/admin-client.ts';
 import { bundleFakeCodex, codexSetup, type CodexSetup } from '../support/codex-system.ts';
 import { fastRestartEnv } from '../support/restart-helpers.ts';
@@ -41,7 +43,9 @@ import { describeScript, generateScript, losesLease, modelRules, Random, seedFro
  * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns; the default
  * adds slow summaries and streamed answers, =no-stream leaves the streamed
  * answers out); TURN_STALLS=off (no SIGSTOP faults); TURN_CODEX=off (no Codex
- * conversations: a seed replays its scripts of before). The scripts and fault plans are
+ * conversations: a seed replays its scripts of before); TURN_REDIS=cluster
+ * (the gateway and the workers on a three-master Redis Cluster of their own,
+ * REDIS_CLUSTER_NODES; a lost lease is deleted on the cluster). The scripts and fault plans are
  * reproducible from the seed (SEED=<n> replays them); TURN_SEEDS=<k> plays
  * seeds SEED … SEED+k-1 one after another on the same processes (each seed
  * its own chats), for a long run without a start-up per seed; the timing of the
@@ -59,6 +63,7 @@ const firstChatId = 30_000;
 /** Small, so input that piles up behind a killed worker's lease (up to its TTL) meets the cap. */
 const maxQueuedInput = 6;
 const streaming = process.env.TURN_STREAMING !== 'off';
+const onCluster = process.env.TURN_REDIS === 'cluster';
 
 /** One seed's scripts in batches, with each batch's process faults; the k-th seed's chats follow the (k-1)-th's. */
 interface SeedRun {
@@ -120,8 +125,9 @@ interface Played {
 
 describe(`randomized turn scenarios (${seedLabel})`, () => {
   let system: TestSystem;
-  let redis: Redis;
+  let redis: RedisClient;
   let codex: CodexSetup;
+  let cluster: RedisCluster | undefined;
 
   beforeAll(async () => {
     const codexCount = runs[0]?.scripts.filter((s) => s.runtime === 'codex').length ?? 0;
@@ -131,17 +137,20 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     codex = codexSetup();
     // Dozens of Codex children start per batch on two cores: as one bundled file, each starts on a quarter of the CPU.
     const CODEX_COMMAND = await bundleFakeCodex(codex.dir);
+    cluster = onCluster ? await startRedisCluster() : undefined;
+    const reach: Record<string, string> = cluster ? { REDIS_CLUSTER_NODES: cluster.nodesSetting } : {};
     system = await TestSystem.start({
       workers: 2,
       workerProcesses: true,
-      workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv },
-      gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv },
+      workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv, ...reach },
+      gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv, ...reach },
     });
-    redis = new Redis(redisUrl());
+    redis = cluster ? new Cluster(cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port }))) : new Redis(redisUrl());
   }, 90_000);
   afterAll(async () => {
     redis?.disconnect();
     await system?.close();
+    await cluster?.destroy();
     codex?.cleanup();
   });
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@switchboard/queue';
 import type { ManagedProcess } from '@switchboard/harness';
 import { liveWorkers, resumeNotes } from './restart-helpers.ts';
 import type { TestSystem } from './system.ts';
@@ -122,7 +122,7 @@ async function stallWorker(system: TestSystem, target: ManagedProcess, stall: { 
 }
 
 /** Deletes a conversation's lease key, as a Redis restart or failover loses it: the holder learns it at its next renewal. */
-export async function dropLease(system: TestSystem, redis: Redis, chatId: number): Promise<void> {
+export async function dropLease(system: TestSystem, redis: RedisClient, chatId: number): Promise<void> {
   const [row] = await system.sql<{ id: number }[]>`select id::int as id from conversations where chat_id = ${String(chatId)}`;
   if (row) await redis.del(`${system.redisPrefix}:lease:conversation:${row.id}`);
 }

@@ -70,6 +70,18 @@ describe('checkRecoveryNotes', () => {
       ]);
     });
 
+    it("a later turn's request that shows the same messages and the next turn's answer is no follow-up (SEED=2665547422 batch 1, chat 30011)", () => {
+      // Turn 2 carried the note and was cut off by a SIGKILL; turn 3 carried it again (with the resume note) and answered "b";
+      // turn 4's request shows turn 2's messages, then turn 3's answer: it was not turn 2 going on with the answer.
+      const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'failed', 200, 900, { error: 'cut_off_by_restart', cut_off_at: at(900) }), turn(3, 'completed', 1000, 1100), turn(4, 'completed', 1200, 1300)];
+      const messages = [...head, stored(4, 3, 'user', 'b'), stored(5, 3, 'assistant', 'echo: b'), stored(6, 4, 'user', 'c'), stored(7, 4, 'assistant', 'echo: c')];
+      const resumeNote: ChatMessage = { role: 'system', content: `${resumeNotePrefix} before it finished.` };
+      const cutOff = timed(250, 'finished', ...overX(note, user('b')));
+      const again = timed(1050, 'finished', ...overX(note, resumeNote, user('b')));
+      const nextTurn = timed(1250, 'finished', ...overX(user('b'), { role: 'assistant', content: 'echo: b' }, user('c')));
+      expect(checkRecoveryNotes(snapshot(messages, { turns, recoveryAckKey: ackOf(x) }), [cutOff, again, nextTurn])).toEqual([]);
+    });
+
     it('a carrier the sim answered to the end, in a turn that kept nothing, is uncertain (SEED=1212 chat 30069: never read)', () => {
       const turns = [turn(1, 'interrupted', 0, 100), turn(2, 'interrupted', 200, 600), turn(3, 'completed', 1000, 1100)];
       const messages = [...head, stored(4, 2, 'user', 'b'), stored(5, 3, 'user', 'c'), stored(6, 3, 'assistant', 'echo: c')];

@@ -185,7 +185,9 @@ function judgeCarrier(ctx: NoteContext, request: ModelRequest, inputTurn: number
   if (request.respondedAt === undefined) return judged('no', 'the model never answered it');
   const owner = ownerTurn(ctx.snapshot, request.receivedAt);
   if (owner && owner.id === inputTurn && ctx.usedTurns.has(owner.id)) return judged('yes', `its turn ${owner.id} went on with the answer`);
-  const followUp = ctx.requests.find((r) => r.id !== request.id && continuesAfterAnswer(request, r));
+  // Of the same turn: a later turn's request can show the same messages and then the answer another carrier got
+  // (SEED=2665547422 batch 1, chat 30011: a cut-off carrier, then the next turn's).
+  const followUp = ctx.requests.find((r) => r.id !== request.id && ownerTurn(ctx.snapshot, r.receivedAt)?.id === owner?.id && continuesAfterAnswer(request, r));
   if (followUp) return judged('yes', `its turn went on with the answer in request ${followUp.id}`);
   if (!owner) return judged('uncertain', 'no turn row existed when it was made (its worker may have died before writing it)');
   if (owner.error === 'cut_off_by_restart') return judged('uncertain', `its turn ${owner.id} was cut off by a restart`);

@@ -33,7 +33,9 @@ describe('a lease lost mid-turn (two worker processes)', () => {
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 2, workerProcesses: true, workerEnv: fastRestartEnv });
     // The first request for `first` streams for about two seconds; any later one is an instant echo.
-    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' }, rules: [{ matchRegex: `^${first}$`, replyRepeat: { text: slowStory, count: 200 }, chunkDelayMs: 10, times: 1 }] });
+    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' }, rules: [
+      { matchRegex: `^${first}$`, replyRepeat: { text: slowStory, count: 200 }, chunkDelayMs: 10, times: 1 },
+    ] });
     redis = new Redis(redisUrl());
   }, 90_000);
   afterAll(async () => {
@@ -80,7 +82,8 @@ describe('a lease lost while a reply is being sent (two worker processes)', () =
 
   beforeAll(async () => {
     system = await TestSystem.start({ workers: 2, workerProcesses: true, workerEnv: fastRestartEnv });
-    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' } });
+    // c7204:taken streams for about a second and a half: time to take its input away while it runs.
+    await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' }, rules: [{ matchRegex: '^c7204:taken$', replyRepeat: { text: slowStory, count: 150 }, chunkDelayMs: 10, times: 1 }] });
     redis = new Redis(redisUrl());
   }, 90_000);
   afterAll(async () => {
@@ -110,6 +113,22 @@ describe('a lease lost while a reply is being sent (two worker processes)', () =
     await expect(system.waitForTelegram(chat, 4, 3000)).rejects.toThrow(/expected 4 messages/);
     const sent = (await sentTo(system, chat)).map((m) => m.text);
     expect(sent.slice(1)).toEqual(['echo: c7203:first', 'echo: c7203:second']);
+  });
+
+  // Found on a Redis Cluster (TURN_REDIS=cluster SEED=2665547422 batch 5, chat 30182): a commit refused because
+  // the turn's input was no longer pending left the turn's row running on a live worker, so no later turn of the
+  // conversation could begin and its next messages were never answered.
+  it('a commit refused while its row still runs ends the row, and the next message is answered', { timeout: 60_000 }, async () => {
+    const takenChat = 7204;
+    await system.sendTelegram({ chatId: takenChat, text: 'c7204:taken' });
+    const { request, turnId } = await waitForRunningTurn(system, takenChat, 'c7204:taken');
+    // Someone else took the input while the turn streamed (as a holder that lost the lease and still committed does).
+    await system.sql`update inbound_events set status = 'done' where conversation_id = (select conversation_id from turns where id = ${turnId}) and status = 'pending'`;
+    await waitForModelRequest(system, (r) => r.id === request.id, { state: 'finished', timeoutMs: 20_000, what: 'the slow answer' });
+    await waitForCondition('the refused turn to end', async () => (await turnsOf(system, takenChat)).every((t) => t.status !== 'running'), 10_000);
+    expect((await turnsOf(system, takenChat)).find((t) => t.id === turnId)).toMatchObject({ status: 'interrupted', error: 'lease_lost' });
+    await system.sendTelegram({ chatId: takenChat, text: 'c7204:next' });
+    expect((await system.waitForTelegram(takenChat, 1, 20_000)).map((m) => m.text)).toEqual(['echo: c7204:next']);
   });
 });
 

@@ -325,7 +325,10 @@ async function commitAndReport(ctx: WorkerContext, request: CommitRequest): Prom
   const commit = buildCommit(request, { messageLimit: sender?.messageLimit, ...(fits ? { fits } : {}), compressionNotice: ctx.config.COMPRESSION_NOTICE === 'on' });
   const committed = await commitTurn(ctx.db, commit);
   if (committed.kind === 'stale') {
-    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2).
+    // Another holder settled this turn or took its input: its reply is never sent (issue 16, defect 2). Refused
+    // with its row still running (its input taken, its session rotated), the row ends here as superseded: left
+    // running, no later turn of the conversation could begin (found on a Redis Cluster, TURN_REDIS=cluster).
+    await abandonTurn(ctx.db, turnId, 'lease_lost');
     ctx.metrics.countSupersededTurn('commit_refused');
     log.warn('commit refused: the turn was superseded; nothing sent');
     return { kind: 'lost' };

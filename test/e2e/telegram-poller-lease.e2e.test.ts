@@ -65,22 +65,25 @@ describe('Telegram poller lease', () => {
     return rows.map((row) => row.text);
   }
 
-  it('stops polling at once when another process takes the lease, and polls again once it is free', { timeout: 30_000 }, async () => {
+  /** This process's poller, on its own connection; a long poll (10 s) outlasts the tests, so one left running after a loss would still answer. */
+  function startPoller(): { close(): Promise<void> } {
     const log = createLogger('telegram-poller-lease-test', 'silent');
-    const queue = createTurnQueue(redis, config.REDIS_PREFIX);
-    poller = startTelegramPoller({
+    return startTelegramPoller({
       token,
       apiRoot: simUrl,
       context: { botId: readTelegramBotId(token) },
-      ingress: createIngressDeps(config, { db: db.db, queue, redis, log }),
+      ingress: createIngressDeps(config, { db: db.db, queue: createTurnQueue(redis, config.REDIS_PREFIX), redis, log }),
       redis: pollerRedis,
       redisPrefix: config.REDIS_PREFIX,
       db: db.db,
       log,
       leaseTtlMs,
-      // Longer than the whole test: a long poll left running after the loss would still answer.
       pollTimeoutSeconds: 10,
     });
+  }
+
+  it('stops polling at once when another process takes the lease, and polls again once it is free', { timeout: 30_000 }, async () => {
+    poller = startPoller();
     await send(951, 'while polling');
     await expect.poll(() => stored(951), { interval: 50, timeout: 10_000 }).toEqual(['while polling']);
     await expect.poll(() => sim.state.telegram.activePoll !== undefined, { interval: 20, timeout: 5_000 }).toBe(true);
@@ -105,20 +108,8 @@ describe('Telegram poller lease', () => {
   // Found by issue 32's reshaping: a failure while taking over (deleteWebhook answered 500, Postgres down for
   // the stored offset) ended the leader loop, and this process never polled again until it restarted.
   it('polls after a failed takeover: deleteWebhook answered 500 once is tried again', { timeout: 30_000 }, async () => {
-    const log = createLogger('telegram-poller-lease-test', 'silent');
     await postJson(`${simUrl}/control/telegram/faults`, { method: 'deleteWebhook', kind: '500', times: 1 });
-    poller = startTelegramPoller({
-      token,
-      apiRoot: simUrl,
-      context: { botId: readTelegramBotId(token) },
-      ingress: createIngressDeps(config, { db: db.db, queue: createTurnQueue(redis, config.REDIS_PREFIX), redis, log }),
-      redis: pollerRedis,
-      redisPrefix: config.REDIS_PREFIX,
-      db: db.db,
-      log,
-      leaseTtlMs,
-      pollTimeoutSeconds: 10,
-    });
+    poller = startPoller();
     await send(952, 'after the failed takeover');
     await expect.poll(() => stored(952), { interval: 50, timeout: 10_000 }).toEqual(['after the failed takeover']);
   });

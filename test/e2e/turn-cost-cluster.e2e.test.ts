@@ -1,10 +1,8 @@
 import { Redis } from 'ioredis';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { migrateDatabase } from '@switchboard/db';
-import { startPostgres, startRedisCluster, type PostgresServer, type RedisCluster } from '@switchboard/harness';
+import { startRedisCluster, type PostgresServer, type RedisCluster } from '@switchboard/harness';
 import { turnCostBudget } from '../budgets/turn-cost-budget.ts';
-import { expectWithinBudget, measure, type CostProbe } from '../support/cost-counters.ts';
+import { expectWithinBudget, measure, startCountingPostgres, type CostProbe } from '../support/cost-counters.ts';
 import { TestSystem } from '../support/system.ts';
 import { sendText, waitForIdle } from '../support/turn-helpers.ts';
 
@@ -27,14 +25,10 @@ describe('what one turn costs on a Redis Cluster', () => {
   let masters: Redis[] = [];
 
   beforeAll(async () => {
-    [pgServer, cluster] = await Promise.all([startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top'] }), startRedisCluster()]);
-    const admin = postgres(pgServer.adminUrl, { max: 1, onnotice: () => undefined });
-    await admin`create database budget`;
-    await admin.end();
-    const databaseUrl = pgServer.urlFor('budget');
-    await migrateDatabase(databaseUrl);
-    const pg = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
-    await pg`create extension pg_stat_statements`;
+    let counting: Awaited<ReturnType<typeof startCountingPostgres>>;
+    [counting, cluster] = await Promise.all([startCountingPostgres(), startRedisCluster()]);
+    pgServer = counting.server;
+    const { databaseUrl, pg } = counting;
     const onCluster = { ...quiet, REDIS_CLUSTER_NODES: cluster.nodesSetting };
     const env = { ...onCluster, STREAMING: 'on', STATUS_REACTIONS: 'on', STATUS_REACTION_AFTER_MS: '30000' };
     system = await TestSystem.start({ databaseUrl, workerEnv: env, gatewayEnv: onCluster });

@@ -1,10 +1,8 @@
 import { Redis } from 'ioredis';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateDatabase } from '@switchboard/db';
-import { startPostgres, startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
+import { startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
 import { turnCostBudget } from '../budgets/turn-cost-budget.ts';
-import { expectWithinBudget, measure, type CostProbe } from '../support/cost-counters.ts';
+import { expectWithinBudget, measure, startCountingPostgres, type CostProbe } from '../support/cost-counters.ts';
 import { TestSystem } from '../support/system.ts';
 import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helpers.ts';
 
@@ -29,14 +27,10 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    [pgServer, redisServer] = await Promise.all([startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top'] }), startRedis()]);
-    const admin = postgres(pgServer.adminUrl, { max: 1, onnotice: () => undefined });
-    await admin`create database budget`;
-    await admin.end();
-    const databaseUrl = pgServer.urlFor('budget');
-    await migrateDatabase(databaseUrl);
-    const pg = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
-    await pg`create extension pg_stat_statements`;
+    let counting: Awaited<ReturnType<typeof startCountingPostgres>>;
+    [counting, redisServer] = await Promise.all([startCountingPostgres(), startRedis()]);
+    pgServer = counting.server;
+    const { databaseUrl, pg } = counting;
     // Production's defaults where they change the count: streaming and status reactions on. An instant turn
     // leaves no reaction (STATUS_REACTION_AFTER_MS, 1 s by default): 30 s here, so that a loaded machine never
     // makes a measured turn a slow one (a turn past the delay adds its 👀 and ✅: two calls).

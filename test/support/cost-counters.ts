@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type postgres from 'postgres';
+import postgres from 'postgres';
+import { migrateDatabase } from '@switchboard/db';
+import { startPostgres, type PostgresServer } from '@switchboard/harness';
 import { expect } from 'vitest';
 import type { CostBudget, ScenarioBudget } from '../budgets/turn-cost-budget.ts';
 import type { TestSystem } from './system.ts';
@@ -126,4 +128,17 @@ export function expectWithinBudget(name: string, budget: ScenarioBudget, counts:
 function sorted(budget: CostBudget): CostBudget {
   const platformCalls = Object.fromEntries(Object.entries(budget.platformCalls).sort(([a], [b]) => a.localeCompare(b)));
   return { statements: budget.statements, redisCommands: budget.redisCommands, platformCalls, modelRequests: budget.modelRequests };
+}
+
+/** A Postgres of the file's own that counts statements (pg_stat_statements, top level), a migrated database on it, and a connection to read the counters. */
+export async function startCountingPostgres(): Promise<{ server: PostgresServer; databaseUrl: string; pg: postgres.Sql }> {
+  const server = await startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=top'] });
+  const admin = postgres(server.adminUrl, { max: 1, onnotice: () => undefined });
+  await admin`create database budget`;
+  await admin.end();
+  const databaseUrl = server.urlFor('budget');
+  await migrateDatabase(databaseUrl);
+  const pg = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  await pg`create extension pg_stat_statements`;
+  return { server, databaseUrl, pg };
 }

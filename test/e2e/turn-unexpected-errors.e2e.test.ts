@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notices } from '../../apps/worker/src/turn/run-turn.ts';
+import { notices } from '../../apps/worker/src/turn/turn-notices.ts';
 import { TestSystem } from '../support/system.ts';
 import { chatPrefix, lastUserText, modelRequests, waitForIdle } from '../support/turn-helpers.ts';
 

@@ -11,8 +11,8 @@ import type { HeartbeatHealth } from './liveness/heartbeat-health.ts';
 import type { HistoryCache } from './turn/history-cache.ts';
 import type { LeaseManager } from './conversation/conversation-lease.ts';
 import type { RunningTurns } from './conversation/running-turns.ts';
-import type { MediaReach } from './turn/resolve-media.ts';
-import type { ReactionBoard } from './turn/status-reactions.ts';
+import type { MediaReach } from './turn/media-reach.ts';
+import type { ReactionBoard } from './turn/reaction-board.ts';
 import type { TurnRuntimes } from './turn/turn-runtime.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 

@@ -29,7 +29,7 @@ async function planNext(conversationId: number) {
 async function runNextCommand(conversationId: number) {
   const { state, work } = await planNext(conversationId);
   if (work.kind !== 'command' || !state) return { work, replies: [] };
-  const outbox = await handleCommand(context(), state.conversation, work.event, work.event.chatCommand, 'claim-1');
+  const outbox = await handleCommand(context(), { conversation: state.conversation, event: work.event, command: work.event.chatCommand, claimId: 'claim-1' });
   return { work, replies: outbox.map((row) => row.text) };
 }
 

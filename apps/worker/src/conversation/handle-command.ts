@@ -51,6 +51,14 @@ export function replyToStop(event: Pick<InboundEventRow, 'turnId'>): string {
   return event.turnId !== null ? 'Stopped.' : 'Nothing was running.';
 }
 
+/** A command the work loop took: its conversation, its event, the command as stored, and the holding's claim. */
+export interface TakenCommand {
+  conversation: ConversationRow;
+  event: InboundEventRow;
+  command: StoredCommand | null;
+  claimId: string;
+}
+
 /**
  * Runs a chat command (docs/turns.md, "Busy input modes") in arrival order
  * with the messages around it, and replies through the outbox; returns the
@@ -59,7 +67,8 @@ export function replyToStop(event: Pick<InboundEventRow, 'turnId'>): string {
  * with the help text); the text is not parsed here.
  * `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it).
  */
-export async function handleCommand(ctx: WorkerContext, conversation: ConversationRow, event: InboundEventRow, command: StoredCommand | null, claimId: string): Promise<OutboxRow[]> {
+export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Promise<OutboxRow[]> {
+  const { conversation, event, command, claimId } = taken;
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
   let quiet = false;

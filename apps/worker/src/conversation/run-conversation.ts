@@ -82,8 +82,20 @@ interface DrainLoop {
   waiting?: ActiveTurn;
 }
 
-/** How a pass ends: leave the loop (`done`, or `yield` to the sweep), or read the state again. */
-type PassResult = 'done' | 'yield' | 'again';
+/**
+ * What a step of a pass leaves: rows to deliver, a reason to leave the loop
+ * (`done`, or `yield` to the sweep), or a reason to read the state again.
+ * The one result of every step of the loop.
+ */
+type PassStep = { kind: 'deliver'; outbox: OutboxRow[] } | { kind: 'exit'; result: 'done' | 'yield' } | { kind: 'again' };
+
+/** One pass of the drain loop: what it planned, the holding, the turn it registered, and the loop it belongs to. */
+interface Pass {
+  plan: PassPlan;
+  held: HeldTurn;
+  active: ActiveTurn;
+  loop: DrainLoop;
+}
 
 /**
  * 'yield': the conversation could not make progress now (rechecks in a row);
@@ -97,12 +109,13 @@ async function drainConversation(ctx: WorkerContext, conversationId: number, hel
     const active = registerTurn(ctx, conversationId, held, loop);
     const planned = await planPass(ctx, conversationId, held, active);
     if (planned.kind === 'exit') return planned.result;
-    const ran = await runWork(ctx, planned.plan, held, active, loop);
+    const pass: Pass = { plan: planned.plan, held, active, loop };
+    const ran = await runWork(ctx, pass);
     if (ran.kind === 'exit') return ran.result;
     if (ran.kind === 'again') continue;
     ctx.running.forget(active);
-    const next = await deliverPass(ctx, planned.plan, held, active, ran.outbox);
-    if (next !== 'again') return next;
+    const next = await deliverPass(ctx, pass, ran.outbox);
+    if (next.kind === 'exit') return next.result;
   }
 }
 
@@ -129,7 +142,7 @@ interface PassPlan {
 }
 
 /** Reads the state (one statement), delivers older outbox rows first, and plans the next work. */
-async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTurn, active: ActiveTurn): Promise<{ kind: 'exit'; result: 'done' | 'yield' } | { kind: 'work'; plan: PassPlan }> {
+async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTurn, active: ActiveTurn): Promise<Extract<PassStep, { kind: 'exit' }> | { kind: 'work'; plan: PassPlan }> {
   const state = await loadTurnState(ctx.db, conversationId, maxInputPerTurn * 2);
   if (!state) return { kind: 'exit', result: 'done' };
   // Older replies and notices go out before anything this pass produces.
@@ -144,13 +157,13 @@ async function planPass(ctx: WorkerContext, conversationId: number, held: HeldTu
   return { kind: 'work', plan: { state, work, mode, platform } };
 }
 
-/** What running the planned work left: rows to deliver, a reason to leave the loop, or a reason to read again. */
-type WorkResult = { kind: 'deliver'; outbox: OutboxRow[] } | { kind: 'exit'; result: 'done' | 'yield' } | { kind: 'again' };
-
 /** Runs the planned command, or holds the turn back (its user is busy, more input is on its way), or runs it. */
-async function runWork(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, active: ActiveTurn, loop: DrainLoop): Promise<WorkResult> {
+async function runWork(ctx: WorkerContext, pass: Pass): Promise<PassStep> {
+  const { plan, held, active, loop } = pass;
   const { state, work } = plan;
-  if (work.kind === 'command') return { kind: 'deliver', outbox: await handleCommand(ctx, state.conversation, work.event, work.event.chatCommand, held.claimId) };
+  if (work.kind === 'command') {
+    return { kind: 'deliver', outbox: await handleCommand(ctx, { conversation: state.conversation, event: work.event, command: work.event.chatCommand, claimId: held.claimId }) };
+  }
   // The user of the input the turn would take (the oldest pending).
   const user = state.pendingUser;
   if (user && state.lastTurn?.status !== 'running' && user.runningTurns >= ctx.config.USER_MAX_RUNNING_TURNS) {
@@ -164,14 +177,15 @@ async function runWork(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, activ
   }
   active.dispatch({ kind: 'taken', upTo: last.id });
   if (user) ctx.deferred.forget(user.key, state.conversation.id);
-  return runTakenTurn(ctx, plan, work.events, held, active, loop);
+  return runTakenTurn(ctx, pass, work.events);
 }
 
 /** Runs the turn that took the planned input, and says what its outcome means for the loop. */
-async function runTakenTurn(ctx: WorkerContext, plan: PassPlan, input: PlannedInput[], held: HeldTurn, active: ActiveTurn, loop: DrainLoop): Promise<WorkResult> {
+async function runTakenTurn(ctx: WorkerContext, pass: Pass, input: PlannedInput[]): Promise<PassStep> {
+  const { plan, held, active, loop } = pass;
   const { state } = plan;
   const user = state.pendingUser;
-  const outcome = await runTurn(ctx, state, input, active, held);
+  const outcome = await runTurn(ctx, { state, input, active, holding: held });
   if (outcome.kind === 'deferred') return { kind: 'exit', result: deferTurn(ctx, state.conversation.id, user?.key) };
   if (outcome.kind === 'recheck') {
     // A stale turn was settled (maybe counted), or the threshold reached: suspend if due, then read again.
@@ -187,12 +201,14 @@ async function runTakenTurn(ctx: WorkerContext, plan: PassPlan, input: PlannedIn
 }
 
 /** Delivers the pass's rows (before the next read, so the reply goes out now), then decides whether to read again. */
-async function deliverPass(ctx: WorkerContext, plan: PassPlan, held: HeldTurn, active: ActiveTurn, outbox: OutboxRow[]): Promise<PassResult> {
+async function deliverPass(ctx: WorkerContext, pass: Pass, outbox: OutboxRow[]): Promise<Exclude<PassStep, { kind: 'deliver' }>> {
+  const { plan, held, active } = pass;
   const delivery = await deliverPendingOutbox(deliveryDeps(ctx, held), outbox);
   // Another live worker sends older rows of this conversation (it lost the lease mid-delivery): it goes on in order; the sweep brings the rest.
-  if (delivery === 'elsewhere') return 'yield';
+  if (delivery === 'elsewhere') return { kind: 'exit', result: 'yield' };
   // A second state read after the usual end of a turn would only repeat the caller's look after the lease is released.
-  return endsAfterDelivery({ work: plan.work, pendingRead: plan.state.pending.length, delivery, stopped: active.state.stopReason !== undefined }) ? 'done' : 'again';
+  const ends = endsAfterDelivery({ work: plan.work, pendingRead: plan.state.pending.length, delivery, stopped: active.state.stopReason !== undefined });
+  return ends ? { kind: 'exit', result: 'done' } : { kind: 'again' };
 }
 
 /**

@@ -37,7 +37,7 @@ export async function applyRestartRules(ctx: WorkerContext): Promise<void> {
  * conversation actions, the same way as an operator's suspension. Also run
  * right after a turn whose commit brought its crash streak to the threshold.
  */
-export async function suspendLoops(ctx: WorkerContext): Promise<void> {
+export async function suspendLoops(ctx: Pick<WorkerContext, 'actions' | 'config' | 'metrics' | 'log'>): Promise<void> {
   for (const { conversationId, reason } of await ctx.actions.suspendRestartLoops(restartLoopStartsAt(ctx.config.RESTART_SUSPEND_THRESHOLD))) {
     ctx.metrics.countSuspension(reason);
     ctx.log.warn({ conversationId, reason }, reason === 'restart_loop' ? 'conversation suspended after repeated restarts' : 'conversation suspended after its runtime child died mid-turn repeatedly');

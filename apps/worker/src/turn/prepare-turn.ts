@@ -12,10 +12,17 @@ import type { ActiveTurn } from './active-turn.ts';
 import { compressConversation } from '../compression/compress-session.ts';
 import type { WorkerContext } from '../worker-context.ts';
 
-/** Everything the model request of a turn is built from, and the turn's row as it is being written. */
 /** Why the running-turn row was not written. */
 export type NotBegun = Exclude<BeginTurnResult, { kind: 'begun' }>;
 
+/** What preparing reads of a turn (turn.ts's Turn, with its input once its files are read). */
+export interface TurnToPrepare {
+  state: TurnState;
+  input: InboundEventRow[];
+  active: ActiveTurn;
+}
+
+/** Everything the model request of a turn is built from, and the turn's row as it is being written. */
 export interface PreparedTurn {
   conversation: ConversationRow;
   session: SessionRow;
@@ -46,7 +53,8 @@ export interface PreparedTurn {
  * saved on every turn; docs/turns.md); the request's acceptance waits for it.
  * Returns the refusal when the row was not written.
  */
-export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: InboundEventRow[], active: ActiveTurn): Promise<PreparedTurn | { kind: 'not_begun'; begun: NotBegun }> {
+export async function prepareTurn(ctx: WorkerContext, turn: TurnToPrepare): Promise<PreparedTurn | { kind: 'not_begun'; begun: NotBegun }> {
+  const { state, input, active } = turn;
   const { conversation } = state;
   const conversationId = conversation.id;
   const startedAt = performance.now();
@@ -90,7 +98,7 @@ export async function prepareTurn(ctx: WorkerContext, state: TurnState, input: I
   const owedRecovery = tail && tail.key !== session.recoveryAckKey ? tail.key : null;
   // Owed from a cut-off until a request carrying it is accepted, whatever ended the turns in between (issue 29, defect 5).
   const resumes = session.resumeOwed;
-  const sentHistory = fitHistory(ctx, session, history, notesFor(owedRecovery !== null, resumes), inputTokens, conversationId);
+  const sentHistory = fitHistory(ctx, { conversationId, session, history, notes: notesFor(owedRecovery !== null, resumes), inputTokens });
   // The recovery note explains the unanswered tool calls just before it: if trimming left them out of this request it would
   // refer to nothing, so it is neither sent nor acknowledged, and stays owed for a request that shows the tail.
   const recoveryKey = owedRecovery !== null && tail && sentHistory.includes(history[tail.start] as MessageRow) ? owedRecovery : null;
@@ -120,11 +128,21 @@ function loopSuspensionOf(conversation: ConversationRow): LoopSuspension | null 
   return conversation.suspendReason === 'restart_loop' || conversation.suspendReason === 'runtime_crash_loop' ? conversation.suspendReason : null;
 }
 
+/** A request's parts that fitHistory weighs: the session's history, the notes and the input's tokens. */
+interface RequestToFit {
+  conversationId: number;
+  session: SessionRow;
+  history: readonly MessageRow[];
+  notes: string[];
+  inputTokens: number;
+}
+
 /**
  * Compression could not bring the request under the context: leave the
  * oldest messages out of this one request (never out of the transcript).
  */
-function fitHistory(ctx: WorkerContext, session: SessionRow, history: readonly MessageRow[], notes: string[], inputTokens: number, conversationId: number): MessageRow[] {
+function fitHistory(ctx: WorkerContext, request: RequestToFit): MessageRow[] {
+  const { conversationId, session, history, notes, inputTokens } = request;
   const contextTokens = ctx.config.MODEL_CONTEXT_TOKENS;
   if (estimateRequestTokens({ fixedTokens: ctx.fixedRequestTokens, sessionTokens: session.tokenEstimate, inputTokens }) <= contextTokens) return [...history];
   const notesTokens = notes.reduce((sum, note) => sum + estimateMessageTokens(note), 0);

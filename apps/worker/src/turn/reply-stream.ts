@@ -6,6 +6,9 @@ import { persistWithRetry } from '../delivery/persist-with-retry.ts';
 import type { BeginTurnResult } from '@switchboard/db';
 import type { WorkerContext } from '../worker-context.ts';
 
+/** What a reply stream uses of the worker. */
+export type StreamDeps = Pick<WorkerContext, 'config' | 'db' | 'heartbeat' | 'log' | 'metrics' | 'senders'>;
+
 /** What a turn's stream left for its commit: whether a growing message exists, and the text the user sees in it. */
 export interface StreamResult {
   open: boolean;
@@ -38,7 +41,7 @@ export interface ReplyStreamOptions {
  * best-effort: a failed post or edit stops the growing, never the turn, and
  * the committed reply still reaches the user through the outbox.
  */
-export function startReplyStream(ctx: WorkerContext, options: ReplyStreamOptions): ReplyStream {
+export function startReplyStream(ctx: StreamDeps, options: ReplyStreamOptions): ReplyStream {
   const log = ctx.log.child({ conversationId: options.conversationId });
   const startedAt = Date.now();
   const state: StreamState = { blockedUntil: 0, stopped: false };
@@ -89,7 +92,7 @@ interface StreamState {
 }
 
 interface StepScope {
-  ctx: WorkerContext;
+  ctx: StreamDeps;
   options: ReplyStreamOptions;
   log: WorkerContext['log'];
   state: StreamState;
@@ -170,21 +173,21 @@ type ClaimedStream = Extract<StreamClaim, { kind: 'claimed' }>;
 const busyRetryMs = 500;
 
 /** The first step opens (or takes over) the growing message; every later one claims it again, fenced. */
-async function claimNextStep(ctx: WorkerContext, options: ReplyStreamOptions, row: ClaimedStream | undefined): Promise<StreamClaim> {
+async function claimNextStep(ctx: StreamDeps, options: ReplyStreamOptions, row: ClaimedStream | undefined): Promise<StreamClaim> {
   const input = await stepInput(ctx, options);
   if (!input) return { kind: 'stale' };
   if (row) return claimStreamStep(ctx.db, { ...input, outboxId: row.outboxId });
   return openReplyStream(ctx.db, { ...input, platform: options.sender.platform, target: options.target });
 }
 
-async function stepInput(ctx: WorkerContext, options: ReplyStreamOptions): Promise<StreamStepInput | undefined> {
+async function stepInput(ctx: StreamDeps, options: ReplyStreamOptions): Promise<StreamStepInput | undefined> {
   const begun = await options.begin;
   if (begun.kind !== 'begun') return undefined;
   return { conversationId: options.conversationId, turnId: begun.turnId, claimId: options.claimId, deadAfterMs: ctx.config.WORKER_DEAD_AFTER_MS };
 }
 
 /** The sender, if this conversation's replies stream: STREAMING or its own setting, and a platform that can edit. */
-export function streamingSender(ctx: WorkerContext, platform: string, enabled: boolean): ReplyStreamOptions['sender'] | undefined {
+export function streamingSender(ctx: Pick<WorkerContext, 'senders'>, platform: string, enabled: boolean): ReplyStreamOptions['sender'] | undefined {
   const sender = ctx.senders.get(platform);
   if (!enabled || !sender?.editText) return undefined;
   return sender as ReplyStreamOptions['sender'];

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createTranscriber, type InputImage, type Transcriber } from '@switchboard/agent';
-import { transcribeApiKeyOf, type WorkerConfig } from '@switchboard/config';
+import type { InputImage, Transcriber } from '@switchboard/agent';
 import {
   cutDocumentText,
   describeDocument,
@@ -16,32 +15,8 @@ import {
   type MediaTurnSpent,
 } from '@switchboard/core';
 import { recordAttachmentHashes, type InboundEventRow } from '@switchboard/db';
-import { createDiscordFileFetcher, createSlackFileFetcher, createTelegramFileFetcher, PlatformError, type FileFetcher } from '@switchboard/platforms';
+import { PlatformError } from '@switchboard/platforms';
 import type { WorkerContext } from '../worker-context.ts';
-
-/** How a worker reaches users' files and turns voice into text (docs/media.md). */
-export interface MediaReach {
-  fetchers: Map<string, FileFetcher>;
-  /** Absent: TRANSCRIBE_BASE_URL is unset and voice is refused with one short reply. */
-  transcribe?: Transcriber;
-}
-
-export function createMediaReach(config: WorkerConfig): MediaReach {
-  const fetchers = new Map<string, FileFetcher>();
-  if (config.TELEGRAM_BOT_TOKEN) fetchers.set('telegram', createTelegramFileFetcher({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT }));
-  if (config.SLACK_BOT_TOKEN) fetchers.set('slack', createSlackFileFetcher({ token: config.SLACK_BOT_TOKEN, apiUrl: config.SLACK_API_URL }));
-  if (config.DISCORD_BOT_TOKEN) fetchers.set('discord', createDiscordFileFetcher({ apiUrl: config.DISCORD_API_URL }));
-  const transcribe = config.TRANSCRIBE_BASE_URL
-    ? createTranscriber({
-        baseURL: config.TRANSCRIBE_BASE_URL,
-        // The SDK requires a key; a transcriber on another origin gets a placeholder, never the model's (transcribeApiKeyOf).
-        apiKey: transcribeApiKeyOf(config) ?? 'none',
-        model: config.TRANSCRIBE_MODEL,
-        timeoutMs: config.TRANSCRIBE_TIMEOUT_MS,
-      })
-    : undefined;
-  return { fetchers, ...(transcribe ? { transcribe } : {}) };
-}
 
 /** A turn's input once its files are read. */
 export interface ResolvedInput {
@@ -156,7 +131,7 @@ async function readEventFiles(ctx: Pick<WorkerContext, 'config' | 'log' | 'media
     } else if (plan.kind === 'text') {
       parts.push(describeDocument(attachment.name, cutDocumentText(normaliseText(bytes.toString('utf8')), budget.maxDocumentChars)));
     } else {
-      const transcript = await transcribeVoice(ctx, attachment, bytes, turnSignal, log);
+      const transcript = await transcribeVoice(ctx, { attachment, bytes, turnSignal, log });
       if (transcript === null) return { kind: 'refused', reason: 'transcribe_failed' };
       parts.push(transcript);
     }
@@ -164,13 +139,16 @@ async function readEventFiles(ctx: Pick<WorkerContext, 'config' | 'log' | 'media
   return { kind: 'read', text: joinUserText(event.text, parts), images, attachments: read };
 }
 
-async function transcribeVoice(
-  ctx: Pick<WorkerContext, 'config' | 'log' | 'media'>,
-  attachment: InboundAttachment,
-  bytes: Buffer,
-  turnSignal: AbortSignal,
-  log: Record<string, unknown>,
-): Promise<string | null> {
+/** A voice file to transcribe: its attachment and bytes, the turn's stop, and the fields its log lines carry. */
+interface VoiceFile {
+  attachment: InboundAttachment;
+  bytes: Buffer;
+  turnSignal: AbortSignal;
+  log: Record<string, unknown>;
+}
+
+async function transcribeVoice(ctx: Pick<WorkerContext, 'config' | 'log' | 'media'>, voice: VoiceFile): Promise<string | null> {
+  const { attachment, bytes, turnSignal, log } = voice;
   const transcribe = ctx.media.transcribe as Transcriber;
   try {
     const signal = AbortSignal.any([turnSignal, AbortSignal.timeout(ctx.config.TRANSCRIBE_TIMEOUT_MS)]);

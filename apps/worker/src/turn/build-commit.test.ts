@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationRow, InboundEventRow, SessionRow } from '@switchboard/db';
 import { initialTurnState, reduceActiveTurn, type ActiveTurnEvent, type ActiveTurnState } from './active-turn.ts';
-import { afterNotBegun, buildCommit, noticeForFailure, notices, stoppedExecution, type CommitInputs, type ExecutedTurn } from './run-turn.ts';
+import { buildCommit, type CommitInputs } from './build-commit.ts';
+import { stoppedExecution } from './execute-turn.ts';
+import { notices } from './turn-notices.ts';
+import type { ExecutedTurn } from './turn.ts';
 
-// The turn's steps without a database: what its commit stores and sends, and
-// what a stopped or refused turn does next.
+// The commit of a turn without a database: what it stores and sends.
 
 const conversation = { id: 7, platform: 'telegram' } as ConversationRow;
 const session = { id: 70 } as SessionRow;
@@ -93,30 +95,5 @@ describe('buildCommit', () => {
   it('credits no /stop for a turn that completed before the stop landed', () => {
     const state = stateAfter({ kind: 'taken', upTo: 12 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 14, storedAt: 0 } });
     expect(buildCommit(inputs({ status: 'completed', replyText: 'done anyway', entries: [] }, { active: { state } }), shape).stoppedByEventId).toBeUndefined();
-  });
-});
-
-describe('stoppedExecution', () => {
-  it('ends a timed-out turn failed with one notice, and a stopped or interrupted one silently', () => {
-    expect(stoppedExecution(stateAfter({ kind: 'stop', reason: 'timeout' }))).toEqual({ entries: [], status: 'failed', error: 'TURN_TIMEOUT', replyText: notices.timedOut });
-    expect(stoppedExecution(stateAfter({ kind: 'taken', upTo: 1 }, { kind: 'signal', signal: { kind: 'stop', inboundEventId: 2, storedAt: 0 } }))).toEqual({ entries: [], status: 'cancelled', replyText: null });
-    expect(stoppedExecution(stateAfter({ kind: 'stop', reason: 'lease_lost' }))).toEqual({ entries: [], status: 'interrupted', replyText: null });
-  });
-});
-
-describe('noticeForFailure', () => {
-  it('tells a rate-limited or refused user so, and anyone else that it went wrong', () => {
-    expect(noticeForFailure('MODEL_RATE_LIMITED')).toBe(notices.rateLimited);
-    expect(noticeForFailure('MODEL_REFUSED')).toBe(notices.refused);
-    expect(noticeForFailure('MODEL_TIMEOUT')).toBe(notices.failed);
-    expect(noticeForFailure('RUNTIME_CRASHED')).toBe(notices.runtimeCrashed);
-  });
-});
-
-describe('afterNotBegun', () => {
-  it('settles a turn that appeared meanwhile, defers a busy user, and rechecks at the restart threshold', () => {
-    expect(afterNotBegun({ kind: 'occupied' })).toBe('settle');
-    expect(afterNotBegun({ kind: 'user_busy' })).toBe('deferred');
-    expect(afterNotBegun({ kind: 'restart_loop' })).toBe('recheck');
   });
 });

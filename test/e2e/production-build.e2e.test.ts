@@ -114,7 +114,7 @@ describe('the production build', () => {
     const ranksReads = () => (existsSync(readsLog) ? readFileSync(readsLog, 'utf8').split('\n').filter(Boolean) : []);
     const env = { DATABASE_URL: database!.url, REDIS_URL: redisUrl(), REDIS_PREFIX: createRedisPrefix(), LOG_LEVEL: 'warn', TELEGRAM_BOT_TOKEN: botToken, TELEGRAM_WEBHOOK_SECRET: webhookSecret };
     const launch = (name: string, extra: Record<string, string>, label = name) => {
-      const child = spawnCommand(`prod-${label}`, process.execPath, [join(deployDir, 'scripts/run-entry.mjs'), name], { ...env, ...extra }, 'test-results/logs', deployDir);
+      const child = spawnCommand({ name: `prod-${label}`, command: process.execPath, args: [join(deployDir, 'scripts/run-entry.mjs'), name], env: { ...env, ...extra }, logDir: 'test-results/logs', cwd: deployDir });
       started.push(child);
       return child;
     };

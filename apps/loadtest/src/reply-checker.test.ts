@@ -17,23 +17,23 @@ describe(checkConversationReplies.name, () => {
   it('counts nothing wrong when every reply came once, in order', () => {
     const counts = createReplyCounts();
     const problems: never[] = [];
-    checkConversationReplies(makeRun([0, 10, 20, 30]), [reply(1, 0), reply(2, 1), reply(3, 2), reply(4, 3)], 'queue', counts, problems);
+    checkConversationReplies(makeRun([0, 10, 20, 30]), [reply(1, 0), reply(2, 1), reply(3, 2), reply(4, 3)], 'queue', { counts, problems });
     expect(counts).toEqual({ expected: 4, received: 4, lost: 0, duplicated: 0, outOfOrder: 0, mismatched: 0, unexpected: 0, superseded: 0 });
     expect(problems).toEqual([]);
   });
 
   it('finds a lost, a duplicated, an out-of-order, a mismatched and an unexpected reply', () => {
     const counts = createReplyCounts();
-    const problems: Parameters<typeof checkConversationReplies>[4] = [];
+    const problems: Parameters<typeof checkConversationReplies>[3]['problems'] = [];
     const replies = [reply(1, 0), reply(2, 2), reply(3, 1), reply(4, 2), reply(5, 0, `${formatTurnTag(7, 0)} wrong`), reply(6, 0, 'Sorry, something went wrong')];
-    checkConversationReplies(makeRun([0, 10, 20, 30]), replies, 'queue', counts, problems);
+    checkConversationReplies(makeRun([0, 10, 20, 30]), replies, 'queue', { counts, problems });
     expect(counts).toMatchObject({ expected: 4, received: 5, lost: 1, duplicated: 2, outOfOrder: 1, mismatched: 0, unexpected: 1 });
     expect(problems.map((p) => p.kind).sort()).toEqual(['duplicated', 'duplicated', 'lost', 'out-of-order', 'unexpected']);
   });
 
   it('counts a wrong text under a known tag as mismatched', () => {
     const counts = createReplyCounts();
-    checkConversationReplies(makeRun([0]), [reply(1, 0, `${formatTurnTag(7, 0)} something else`)], 'queue', counts, []);
+    checkConversationReplies(makeRun([0]), [reply(1, 0, `${formatTurnTag(7, 0)} something else`)], 'queue', { counts, problems: [] });
     expect(counts).toMatchObject({ received: 1, mismatched: 1, lost: 0 });
   });
 
@@ -41,10 +41,10 @@ describe(checkConversationReplies.name, () => {
     // Turn 1 was followed by turn 2 before any reply to it came (a burst).
     const run = makeRun([0, 10, 11], [5, undefined, 40]);
     const interrupt = createReplyCounts();
-    checkConversationReplies(run, [reply(1, 0), reply(2, 2)], 'interrupt', interrupt, []);
+    checkConversationReplies(run, [reply(1, 0), reply(2, 2)], 'interrupt', { counts: interrupt, problems: [] });
     expect(interrupt).toMatchObject({ expected: 2, lost: 0, superseded: 1 });
     const queue = createReplyCounts();
-    checkConversationReplies(run, [reply(1, 0), reply(2, 2)], 'queue', queue, []);
+    checkConversationReplies(run, [reply(1, 0), reply(2, 2)], 'queue', { counts: queue, problems: [] });
     expect(queue).toMatchObject({ expected: 3, lost: 1, superseded: 0 });
   });
 
@@ -58,20 +58,20 @@ describe(checkConversationReplies.name, () => {
 
   it.each(['telegram', 'slack', 'discord'] as const)('%s: matches a reply posted as the platform formats the recorded Markdown', (platform) => {
     const counts = createReplyCounts();
-    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, posted[platform])], 'queue', counts, []);
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, posted[platform])], 'queue', { counts, problems: [] });
     expect(counts).toMatchObject({ received: 1, mismatched: 0, lost: 0, unexpected: 0 });
   });
 
   it.each(['telegram', 'slack', 'discord'] as const)('%s: still counts a formatted reply with other words as mismatched', (platform) => {
     const counts = createReplyCounts();
     const wrong = posted[platform].replace('canadian', 'american');
-    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, wrong)], 'queue', counts, []);
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, wrong)], 'queue', { counts, problems: [] });
     expect(counts).toMatchObject({ received: 1, mismatched: 1 });
   });
 
   it.each(['telegram', 'slack'] as const)('%s: counts the Markdown posted unformatted as mismatched', (platform) => {
     const counts = createReplyCounts();
-    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, formatted[0]?.reply)], 'queue', counts, []);
+    checkConversationReplies(makeRun([0], [], platform, formatted), [reply(1, 0, formatted[0]?.reply)], 'queue', { counts, problems: [] });
     expect(counts).toMatchObject({ received: 1, mismatched: 1 });
   });
 });

@@ -48,7 +48,13 @@ export function createReplyCounts(): ReplyCounts {
  * mismatched when the recorded text has any formatting: the bot wrote HTML
  * Telegram refused).
  */
-export function checkConversationReplies(run: ConversationRun, replies: BotReply[], busyMode: BusyMode, counts: ReplyCounts, problems: ReplyProblem[]): void {
+/** Where a check adds up what it found: the counts, and the problems (the first 200 across every chat checked into it). */
+export interface ReplyTally {
+  counts: ReplyCounts;
+  problems: ReplyProblem[];
+}
+
+export function checkConversationReplies(run: ConversationRun, replies: BotReply[], busyMode: BusyMode, { counts, problems }: ReplyTally): void {
   const chatId = run.chat.chatId;
   const note = (problem: Omit<ReplyProblem, 'chatId'>) => {
     if (problems.length < 200) problems.push({ chatId, ...problem });

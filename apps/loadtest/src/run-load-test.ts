@@ -10,10 +10,10 @@ import { checkPlatformWiring, createDrivers } from './drivers/create-drivers.ts'
 import { readJson } from './http-json.ts';
 import type { LoadTarget, LoadTestOptions } from './options.ts';
 import { createProgressView } from './progress.ts';
-import { checkConversationReplies, createReplyCounts, type ReplyProblem } from './reply-checker.ts';
+import { checkConversationReplies, createReplyCounts, type ReplyTally } from './reply-checker.ts';
 import { renderReportHtml } from './report-html.ts';
 import { buildReport, type LoadTestReport } from './report.ts';
-import { buildReplyLookup, loadTranscripts } from './transcripts.ts';
+import { buildReplyLookup, loadTranscripts, type ScriptedConversation } from './transcripts.ts';
 
 export interface RunHooks {
   /** Progress lines (system start-up, phases); default: none. */
@@ -68,7 +68,7 @@ export async function runLoadTest(options: LoadTestOptions, hooks: RunHooks = {}
     await checkTarget(target);
     await checkPlatformWiring(target, options.platforms);
     hooks.onStarted?.({ target, ...(spawned ? { spawned } : {}) });
-    return await replay(options, target, scripts, bounded, hooks, spawned !== undefined, log);
+    return await replay({ options, target, scripts, bounded, hooks, ownSimulator: spawned !== undefined, log });
   } finally {
     if (spawned) {
       log('loadtest: stopping the spawned system');
@@ -88,32 +88,71 @@ async function checkTarget(target: LoadTarget): Promise<void> {
   }
 }
 
-async function replay(
-  options: LoadTestOptions,
-  target: LoadTarget,
-  scripts: ReturnType<typeof loadTranscripts>,
-  bounded: number | undefined,
-  hooks: RunHooks,
-  ownSimulator: boolean,
-  log: (line: string) => void,
-): Promise<LoadTestReport> {
-  const measureOverhead = options.measureOverhead ?? ownSimulator;
+/** One replay, as runLoadTest settled it before the first line is sent. */
+interface ReplayPlan {
+  options: LoadTestOptions;
+  target: LoadTarget;
+  scripts: ScriptedConversation[];
+  /** Conversations to play; undefined: as many as fit in the duration. */
+  bounded: number | undefined;
+  hooks: RunHooks;
+  /** The simulator was started here, so the model timings in its log are this run's alone. */
+  ownSimulator: boolean;
+  log: (line: string) => void;
+}
+
+type Drivers = ReturnType<typeof createDrivers>;
+type ErrorCounts = LoadTestReport['errors'];
+
+async function replay(plan: ReplayPlan): Promise<LoadTestReport> {
+  const { options, target } = plan;
+  const measureOverhead = options.measureOverhead ?? plan.ownSimulator;
   await readJson(`${target.simUrl}/control/model/script`, {
     method: 'POST',
-    body: { default: { type: 'lookup', replies: buildReplyLookup(scripts, options.maxTurns) }, delayMs: options.modelLatencyMs },
+    body: { default: { type: 'lookup', replies: buildReplyLookup(plan.scripts, options.maxTurns) }, delayMs: options.modelLatencyMs },
   });
   if (measureOverhead) await readJson(`${target.simUrl}/control/model/requests`, { method: 'DELETE' });
 
-  const inboundSimUrls = target.inboundSimUrls ?? [target.simUrl];
   const drivers = createDrivers(target, options.platforms);
-  const turnCountOf = (instance: number) => {
-    const script = scripts[instance % scripts.length];
-    return Math.min(script?.turns.length ?? 0, options.maxTurns ?? Number.POSITIVE_INFINITY);
-  };
-  const plannedTurns = bounded === undefined ? undefined : Array.from({ length: bounded }, (_, i) => turnCountOf(i)).reduce((a, b) => a + b, 0);
-  log(`loadtest: replaying ${bounded ?? 'as many conversations as fit in the duration'} conversation(s), concurrency ${options.concurrency}`);
+  const played = await playConversations(plan, drivers);
+  // A duplicate could still be on its way; give it a moment to show up before the final count.
+  if (options.settleMs > 0) await sleep(options.settleMs);
+  const { counts, problems } = await checkReplies(plan, drivers, played.runs);
+  const modelMsByLine = measureOverhead ? await readModelTimes(target.simUrl) : undefined;
+
+  const report = buildReport({
+    options,
+    system: {
+      mode: options.spawn ? 'spawn' : 'target',
+      simUrl: target.simUrl,
+      gateways: options.spawn?.gateways ?? Math.max(1, target.gatewayUrls?.length ?? (target.inboundSimUrls ?? [target.simUrl]).length),
+      ...(options.spawn ? { workers: options.spawn.workers } : {}),
+      busyMode: options.busyMode,
+    },
+    startedAt: played.startedAt,
+    finishedAt: new Date(),
+    runs: played.runs,
+    finished: played.finished,
+    replies: counts,
+    problems,
+    errors: played.errors,
+    ...(modelMsByLine ? { modelMsByLine } : {}),
+  });
+  return writeReportFiles(report, options.outDir);
+}
+
+function turnCountOf({ scripts, options }: ReplayPlan, instance: number): number {
+  const script = scripts[instance % scripts.length];
+  return Math.min(script?.turns.length ?? 0, options.maxTurns ?? Number.POSITIVE_INFINITY);
+}
+
+/** Sends every conversation's lines until done, the deadline or the caller's signal; what each line got is in the runs' records. */
+async function playConversations(plan: ReplayPlan, drivers: Drivers): Promise<{ runs: ConversationRun[]; finished: number; errors: ErrorCounts; startedAt: Date }> {
+  const { options, bounded, hooks } = plan;
+  const plannedTurns = bounded === undefined ? undefined : Array.from({ length: bounded }, (_, i) => turnCountOf(plan, i)).reduce((a, b) => a + b, 0);
+  plan.log(`loadtest: replaying ${bounded ?? 'as many conversations as fit in the duration'} conversation(s), concurrency ${options.concurrency}`);
   const progress = createProgressView(options.progress, plannedTurns);
-  const errors = { total: 0, byKind: {} as Record<string, number>, samples: [] as string[] };
+  const errors: ErrorCounts = { total: 0, byKind: {}, samples: [] };
   const stop = new AbortController();
   // Sending stops at the deadline or on the caller's signal; awaiting replies stops only on the caller's signal.
   const waits = hooks.signal ?? new AbortController().signal;
@@ -139,7 +178,17 @@ async function replay(
     },
     signal: waits,
   };
+  try {
+    return { ...(await runLanes(plan, drivers, ctx)), errors, startedAt };
+  } finally {
+    progress.stop();
+  }
+}
 
+/** `concurrency` lanes, each playing one conversation after another, taking the next instance in turn. */
+async function runLanes(plan: ReplayPlan, drivers: Drivers, ctx: RunContext): Promise<{ runs: ConversationRun[]; finished: number }> {
+  const { options, scripts, bounded, target } = plan;
+  const inboundSimUrls = target.inboundSimUrls ?? [target.simUrl];
   const runs: ConversationRun[] = [];
   let nextInstance = 0;
   let finished = 0;
@@ -152,7 +201,7 @@ async function replay(
         instance,
         script: scripts[instance % scripts.length] as ConversationRun['script'],
         chat: driver.openChat(instance, instance % inboundSimUrls.length),
-        turnCount: turnCountOf(instance),
+        turnCount: turnCountOf(plan, instance),
         records: [],
         timeouts: 0,
       };
@@ -161,46 +210,23 @@ async function replay(
       if (run.records.length === run.turnCount) finished += 1;
     }
   };
-  try {
-    await Promise.all(Array.from({ length: options.concurrency }, lane));
-  } finally {
-    progress.stop();
-  }
+  await Promise.all(Array.from({ length: options.concurrency }, lane));
+  return { runs, finished };
+}
 
-  // A duplicate could still be on its way; give it a moment to show up before the final count.
-  if (options.settleMs > 0) await sleep(options.settleMs);
+/** What each platform recorded in every chat, handed to the caller's hook, then checked against the scripts. */
+async function checkReplies({ options, hooks }: ReplayPlan, drivers: Drivers, runs: ConversationRun[]): Promise<ReplyTally> {
   const repliesByChat = new Map<string, Awaited<ReturnType<PlatformDriver['listReplies']>>>();
   for (const [platform, driver] of drivers) {
     const chats = runs.filter((run) => run.chat.platform === platform).map((run) => run.chat);
     if (chats.length > 0) repliesByChat.set(platform, await driver.listReplies(chats));
   }
   hooks.onReplies?.(runs, repliesByChat);
-  const replies = createReplyCounts();
-  const problems: ReplyProblem[] = [];
+  const tally: ReplyTally = { counts: createReplyCounts(), problems: [] };
   for (const run of runs) {
-    checkConversationReplies(run, repliesByChat.get(run.chat.platform)?.get(run.chat.chatId) ?? [], options.busyMode, replies, problems);
+    checkConversationReplies(run, repliesByChat.get(run.chat.platform)?.get(run.chat.chatId) ?? [], options.busyMode, tally);
   }
-  const modelMsByLine = measureOverhead ? await readModelTimes(target.simUrl) : undefined;
-
-  const report = buildReport({
-    options,
-    system: {
-      mode: options.spawn ? 'spawn' : 'target',
-      simUrl: target.simUrl,
-      gateways: options.spawn?.gateways ?? Math.max(1, target.gatewayUrls?.length ?? inboundSimUrls.length),
-      ...(options.spawn ? { workers: options.spawn.workers } : {}),
-      busyMode: options.busyMode,
-    },
-    startedAt,
-    finishedAt: new Date(),
-    runs,
-    finished,
-    replies,
-    problems,
-    errors,
-    ...(modelMsByLine ? { modelMsByLine } : {}),
-  });
-  return writeReportFiles(report, options.outDir);
+  return tally;
 }
 
 /** The scripted model's own time per human line (request received → response finished), from the simulator's log. */

@@ -1,5 +1,5 @@
 export { readCommandLine } from './command-line.ts';
-export { repoRoot, spawnApp, spawnCommand, waitForHttp, type ManagedProcess } from './processes.ts';
+export { repoRoot, spawnApp, spawnCommand, tsxEntryArgs, waitForHttp, type CommandSpec, type ManagedProcess } from './processes.ts';
 export { delay, hasExited, spawnServer, stopChild, tailLog, type SpawnServerOptions } from './services/child-server.ts';
 export { HarnessError, type HarnessErrorCode } from './services/harness-error.ts';
 export { getFreePort } from './services/ports.ts';

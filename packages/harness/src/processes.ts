@@ -13,17 +13,30 @@ export interface ManagedProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/**
- * Starts `node [nodeArgs] --import tsx <entry>` with `env`, its output appended
- * to `logDir/<name>.log`. (`nodeArgs` is for flags Node refuses in
- * NODE_OPTIONS, such as --cpu-prof.)
- */
-export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): ManagedProcess {
-  return spawnCommand(name, process.execPath, [...nodeArgs, '--import', 'tsx', join(repoRoot, entry)], env, logDir);
+/** What spawnCommand starts: `command args` in `cwd` (default the repository) with `env` added to this process's, its output appended to `logDir/<name>.log`. */
+export interface CommandSpec {
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  logDir: string;
+  cwd?: string;
 }
 
-/** Starts `command args` in `cwd` with `env` added to this process's, its output appended to `logDir/<name>.log`. */
-export function spawnCommand(name: string, command: string, args: string[], env: Record<string, string>, logDir: string, cwd = repoRoot): ManagedProcess {
+/** Starts `node --import tsx <entry>` with `env`, its output appended to `logDir/<name>.log`. */
+export function spawnApp(name: string, entry: string, env: Record<string, string>, logDir: string): ManagedProcess {
+  return spawnCommand({ name, command: process.execPath, args: tsxEntryArgs(entry), env, logDir });
+}
+
+/**
+ * Node's arguments that run `entry` (relative to the repository) under tsx,
+ * after `nodeArgs`: for flags Node refuses in NODE_OPTIONS, such as --cpu-prof.
+ */
+export function tsxEntryArgs(entry: string, nodeArgs: string[] = []): string[] {
+  return [...nodeArgs, '--import', 'tsx', join(repoRoot, entry)];
+}
+
+export function spawnCommand({ name, command, args, env, logDir, cwd = repoRoot }: CommandSpec): ManagedProcess {
   mkdirSync(logDir, { recursive: true });
   const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
   const child = spawn(command, args, {

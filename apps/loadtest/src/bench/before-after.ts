@@ -1,4 +1,4 @@
-import type { BenchFigures } from './bench-report.ts';
+import type { BenchFigures } from './bench-figures.ts';
 import { cpuMsPerTurn, f } from './bench-format.ts';
 
 /**

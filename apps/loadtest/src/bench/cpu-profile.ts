@@ -1,14 +1,23 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { repoRoot, spawnApp, type ManagedProcess } from '@switchboard/harness';
+import { repoRoot, spawnCommand, tsxEntryArgs, type ManagedProcess } from '@switchboard/harness';
+
+export interface ProfiledApp {
+  name: string;
+  /** Relative to the repository, run under tsx. */
+  entry: string;
+  env: Record<string, string>;
+  logDir: string;
+  profileDir: string;
+}
 
 /**
  * spawnApp with `--cpu-prof`: the profile is written to `profileDir` when the
  * process exits normally (SIGTERM → graceful exit).
  */
-export function spawnProfiledApp(name: string, entry: string, env: Record<string, string>, logDir: string, profileDir: string): ManagedProcess {
+export function spawnProfiledApp({ name, entry, env, logDir, profileDir }: ProfiledApp): ManagedProcess {
   mkdirSync(profileDir, { recursive: true });
-  return spawnApp(name, entry, env, logDir, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  return spawnCommand({ name, command: process.execPath, args: tsxEntryArgs(entry, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), env, logDir });
 }
 
 interface ProfileNode {

@@ -66,10 +66,146 @@ function startSharedServices(): { adminUrl: string; redisUrl: string } {
 /** dist/<name>.js that `npm run build` makes from each entry point (scripts/build.mjs). */
 const builtEntries: Record<string, string> = { 'apps/sim/src/main.ts': 'sim', 'apps/gateway/src/main.ts': 'gateway', 'apps/worker/src/main.ts': 'worker' };
 
-function spawnBuilt(name: string, entry: string, env: Record<string, string>, logDir: string, distDir = join(repoRoot, 'dist')): ManagedProcess {
+/** One process of the system: its name, entry point (relative to the repository), environment and health check. */
+interface ProcessSpec {
+  name: string;
+  entry: string;
+  env: Record<string, string>;
+  healthUrl: string;
+}
+
+type Launcher = (spec: ProcessSpec) => ManagedProcess;
+
+function spawnBuilt({ name, entry, env }: ProcessSpec, logDir: string, distDir = join(repoRoot, 'dist')): ManagedProcess {
   const built = builtEntries[entry];
   if (!built) throw new Error(`no built entry for ${entry}`);
-  return spawnCommand(name, process.execPath, ['--enable-source-maps', join(distDir, `${built}.js`)], env, logDir);
+  return spawnCommand({ name, command: process.execPath, args: ['--enable-source-maps', join(distDir, `${built}.js`)], env, logDir });
+}
+
+/** How every process of the system starts (and starts again): profiled, from dist/, or from the sources under tsx. */
+function chooseLauncher(options: SystemOptions, logDir: string): Launcher {
+  const { profileDir } = options;
+  if (profileDir) return (spec) => spawnProfiledApp({ ...spec, logDir, profileDir: join(profileDir, spec.name) });
+  if (options.built) return (spec) => spawnBuilt(spec, logDir, options.distDir);
+  return (spec) => spawnApp(spec.name, spec.entry, spec.env, logDir);
+}
+
+interface BenchDatabase {
+  admin: postgres.Sql;
+  name: string;
+  url: string;
+}
+
+async function createBenchDatabase(adminUrl: string, systemName: string): Promise<BenchDatabase> {
+  const name = `sb_bench_${systemName.replace(/\W/g, '_')}_${process.pid}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  await admin`drop database if exists ${admin(name)} with (force)`;
+  await admin`create database ${admin(name)}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  await migrateDatabase(url.toString());
+  return { admin, name, url: url.toString() };
+}
+
+async function dropBenchDatabase({ admin, name }: BenchDatabase): Promise<void> {
+  await admin`drop database if exists ${admin(name)} with (force)`;
+  await admin.end({ timeout: 5 });
+}
+
+const localUrl = (port: number) => `http://127.0.0.1:${port}`;
+const freePorts = (count: number) => Promise.all(Array.from({ length: count }, () => getFreePort()));
+
+interface SystemUrls {
+  inboundSimUrls: string[];
+  gatewayUrls: string[];
+  workerUrls: string[];
+}
+
+/** The environment every process shares: the database, Redis, Telegram and the model at the first simulator, and the other platforms asked for. */
+function sharedEnv(system: { databaseUrl: string; redisUrl: string; redisPrefix: string; simUrl: string }, platforms: readonly string[] = []): Record<string, string> {
+  const { simUrl } = system;
+  // Replies go to the first simulator; Discord's one Gateway connection is to it as well.
+  return {
+    DATABASE_URL: system.databaseUrl,
+    REDIS_URL: system.redisUrl,
+    REDIS_PREFIX: system.redisPrefix,
+    LOG_LEVEL: 'warn',
+    TELEGRAM_BOT_TOKEN: benchBotToken,
+    TELEGRAM_WEBHOOK_SECRET: benchWebhookSecret,
+    TELEGRAM_API_ROOT: simUrl,
+    MODEL_BASE_URL: `${simUrl}/v1`,
+    ...(platforms.includes('slack') ? { SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_BOT_TOKEN: slack.botToken, SLACK_API_URL: `${simUrl}/api/` } : {}),
+    ...(platforms.includes('discord') ? { DISCORD_BOT_TOKEN: discord.botToken, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: `${simUrl}/api` } : {}),
+  };
+}
+
+/** The sims, gateways and workers to start, each with its port in its environment. */
+function planProcesses(urls: SystemUrls, env: Record<string, string>, options: SystemOptions): { sims: ProcessSpec[]; gateways: ProcessSpec[]; workers: ProcessSpec[] } {
+  const withSlack = options.platforms?.includes('slack') ?? false;
+  const portOf = (url: string) => new URL(url).port;
+  const sims = urls.inboundSimUrls.map((simUrl, i) => ({
+    name: `sim-${i}`,
+    entry: 'apps/sim/src/main.ts',
+    env: {
+      ...env,
+      PORT: portOf(simUrl),
+      LOG_LEVEL: 'error',
+      SIM_TELEGRAM_WEBHOOK_URL: `${urls.gatewayUrls[i]}/webhooks/telegram`,
+      ...(withSlack ? { SIM_SLACK_EVENTS_URL: `${urls.gatewayUrls[i]}/webhooks/slack/events` } : {}),
+    },
+    healthUrl: `${simUrl}/control/health`,
+  }));
+  // Replays and benchmarks send at machine speed, far past any person's pace: the per-user courtesy limit
+  // (30 messages a minute by default) would answer them with a notice instead of a turn.
+  const gatewayEnv = { USER_RATE_LIMIT_PER_MINUTE: '0', ...options.gatewayEnv };
+  const gateways = urls.gatewayUrls.map((url, i) => ({ name: `gateway-${i}`, entry: 'apps/gateway/src/main.ts', env: { ...env, ...gatewayEnv, PORT: portOf(url) }, healthUrl: `${url}/readyz` }));
+  const workers = urls.workerUrls.map((url, i) => ({ name: `worker-${i}`, entry: 'apps/worker/src/main.ts', env: { ...env, ...options.workerEnv, WORKER_PORT: portOf(url) }, healthUrl: `${url}/healthz` }));
+  return { sims, gateways, workers };
+}
+
+/** The running processes by role; startAgain replaces a process in place, so every holder of these arrays sees the fresh one. */
+interface RunningSystem {
+  sims: ManagedProcess[];
+  gateways: ManagedProcess[];
+  workers: ManagedProcess[];
+  processes: ManagedProcess[];
+  specs: Map<string, ProcessSpec>;
+  launch: Launcher;
+}
+
+async function stopProcesses({ sims, gateways, workers }: RunningSystem): Promise<void> {
+  // Workers first, so none is mid-turn when its gateway or simulator disappears.
+  await Promise.all(workers.map((p) => p.stop()));
+  await Promise.all([...gateways, ...sims].map((p) => p.stop()));
+}
+
+async function startAgain(running: RunningSystem, old: ManagedProcess): Promise<ManagedProcess> {
+  const spec = running.specs.get(old.name);
+  if (!spec) throw new Error(`startAgain: ${old.name} was not started by this system`);
+  await old.stop('SIGKILL');
+  const fresh = running.launch(spec);
+  // Replaced in place, so close() stops the new process and callers holding the arrays see it.
+  for (const list of [running.sims, running.gateways, running.workers, running.processes]) {
+    const index = list.indexOf(old);
+    if (index >= 0) list[index] = fresh;
+  }
+  await waitForHttp(spec.healthUrl, 90_000, fresh);
+  return fresh;
+}
+
+/** Spawns every process (sims, then gateways, then workers) and waits until each answers its health check; stops them all if one does not. */
+async function launchAll(planned: ReturnType<typeof planProcesses>, launch: Launcher): Promise<RunningSystem> {
+  const all = [...planned.sims, ...planned.gateways, ...planned.workers];
+  const [sims, gateways, workers] = [planned.sims.map(launch), planned.gateways.map(launch), planned.workers.map(launch)];
+  const running: RunningSystem = { sims, gateways, workers, processes: [...sims, ...gateways, ...workers], specs: new Map(all.map((spec) => [spec.name, spec])), launch };
+  try {
+    // Started together: each tsx start-up takes a second or two, and they do not depend on each other to boot.
+    await Promise.all(all.map((spec, i) => waitForHttp(spec.healthUrl, 90_000, running.processes[i])));
+  } catch (error) {
+    await stopProcesses(running);
+    throw error;
+  }
+  return running;
 }
 
 /**
@@ -84,124 +220,40 @@ function spawnBuilt(name: string, entry: string, env: Record<string, string>, lo
  */
 export async function startSystemUnderTest(name: string, options: SystemOptions): Promise<SystemUnderTest> {
   const { adminUrl, redisUrl } = options.services ?? startSharedServices();
-  const dbName = `sb_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  await admin`drop database if exists ${admin(dbName)} with (force)`;
-  await admin`create database ${admin(dbName)}`;
-  const databaseUrl = new URL(adminUrl);
-  databaseUrl.pathname = `/${dbName}`;
-  await migrateDatabase(databaseUrl.toString());
-
+  const database = await createBenchDatabase(adminUrl, name);
   const gatewayCount = options.gateways ?? 1;
-  const logDir = join(repoRoot, '.data', options.logRoot ?? 'bench-logs', name);
-  const simPorts = await Promise.all(Array.from({ length: gatewayCount }, () => getFreePort()));
-  const gatewayPorts = await Promise.all(Array.from({ length: gatewayCount }, () => getFreePort()));
-  const inboundSimUrls = simPorts.map((port) => `http://127.0.0.1:${port}`);
-  const gatewayUrls = gatewayPorts.map((port) => `http://127.0.0.1:${port}`);
-  const simUrl = inboundSimUrls[0] as string;
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl.toString(),
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: `bench-${name}-${process.pid}`,
-    LOG_LEVEL: 'warn',
-    TELEGRAM_BOT_TOKEN: benchBotToken,
-    TELEGRAM_WEBHOOK_SECRET: benchWebhookSecret,
-    TELEGRAM_API_ROOT: simUrl,
-    MODEL_BASE_URL: `${simUrl}/v1`,
+  const urls: SystemUrls = {
+    inboundSimUrls: (await freePorts(gatewayCount)).map(localUrl),
+    gatewayUrls: (await freePorts(gatewayCount)).map(localUrl),
+    workerUrls: (await freePorts(options.workers)).map(localUrl),
   };
-
-  const withSlack = options.platforms?.includes('slack') ?? false;
-  const withDiscord = options.platforms?.includes('discord') ?? false;
-  // Replies go to the first simulator; Discord's one Gateway connection is to it as well.
-  Object.assign(
-    env,
-    withSlack ? { SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_BOT_TOKEN: slack.botToken, SLACK_API_URL: `${simUrl}/api/` } : {},
-    withDiscord ? { DISCORD_BOT_TOKEN: discord.botToken, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: `${simUrl}/api` } : {},
-  );
-  const { profileDir } = options;
-  const specs = new Map<string, { entry: string; env: Record<string, string>; healthUrl: string }>();
-  const start = (processName: string, entry: string, processEnv: Record<string, string>, healthUrl: string) => {
-    specs.set(processName, { entry, env: processEnv, healthUrl });
-    return spawnFor(processName, entry, processEnv);
-  };
-  const spawnFor = (processName: string, entry: string, processEnv: Record<string, string>) =>
-    profileDir
-      ? spawnProfiledApp(processName, entry, processEnv, logDir, join(profileDir, processName))
-      : options.built
-        ? spawnBuilt(processName, entry, processEnv, logDir, options.distDir)
-        : spawnApp(processName, entry, processEnv, logDir);
-  const sims = simPorts.map((port, i) =>
-    start(
-      `sim-${i}`,
-      'apps/sim/src/main.ts',
-      {
-        ...env,
-        PORT: String(port),
-        LOG_LEVEL: 'error',
-        SIM_TELEGRAM_WEBHOOK_URL: `${gatewayUrls[i]}/webhooks/telegram`,
-        ...(withSlack ? { SIM_SLACK_EVENTS_URL: `${gatewayUrls[i]}/webhooks/slack/events` } : {}),
-      },
-      `${inboundSimUrls[i]}/control/health`,
-    ),
-  );
-  // Replays and benchmarks send at machine speed, far past any person's pace: the per-user courtesy limit
-  // (30 messages a minute by default) would answer them with a notice instead of a turn.
-  const gatewayEnv = { USER_RATE_LIMIT_PER_MINUTE: '0', ...options.gatewayEnv };
-  const gateways = gatewayPorts.map((port, i) => start(`gateway-${i}`, 'apps/gateway/src/main.ts', { ...env, ...gatewayEnv, PORT: String(port) }, `${gatewayUrls[i]}/readyz`));
-  const workerPorts = await Promise.all(Array.from({ length: options.workers }, () => getFreePort()));
-  const workerUrls = workerPorts.map((port) => `http://127.0.0.1:${port}`);
-  const workers = workerPorts.map((port, i) => start(`worker-${i}`, 'apps/worker/src/main.ts', { ...env, ...options.workerEnv, WORKER_PORT: String(port) }, `${workerUrls[i]}/healthz`));
-  const processes = [...sims, ...gateways, ...workers];
-  const stopAll = async () => {
-    // Workers first, so none is mid-turn when its gateway or simulator disappears.
-    await Promise.all(workers.map((p) => p.stop()));
-    await Promise.all([...gateways, ...sims].map((p) => p.stop()));
-  };
+  const simUrl = urls.inboundSimUrls[0] as string;
+  const redisPrefix = `bench-${name}-${process.pid}`;
+  const env = sharedEnv({ databaseUrl: database.url, redisUrl, redisPrefix, simUrl }, options.platforms);
+  const launch = chooseLauncher(options, join(repoRoot, '.data', options.logRoot ?? 'bench-logs', name));
+  let running: RunningSystem;
   try {
-    // Started together: each tsx start-up takes a second or two, and they do not depend on each other to boot.
-    await Promise.all([
-      ...sims.map((p, i) => waitForHttp(`${inboundSimUrls[i]}/control/health`, 90_000, p)),
-      ...gateways.map((p, i) => waitForHttp(`${gatewayUrls[i]}/readyz`, 90_000, p)),
-      ...workers.map((p, i) => waitForHttp(`${workerUrls[i]}/healthz`, 90_000, p)),
-    ]);
+    running = await launchAll(planProcesses(urls, env, options), launch);
   } catch (error) {
-    await stopAll();
-    await admin`drop database if exists ${admin(dbName)} with (force)`;
-    await admin.end({ timeout: 5 });
+    await dropBenchDatabase(database);
     throw error;
   }
-
   return {
+    ...urls,
     simUrl,
-    inboundSimUrls,
-    gatewayUrl: gatewayUrls[0] as string,
-    gatewayUrls,
-    workerUrls,
-    databaseUrl: databaseUrl.toString(),
-    databaseName: dbName,
+    gatewayUrl: urls.gatewayUrls[0] as string,
+    databaseUrl: database.url,
+    databaseName: database.name,
     redisUrl,
-    redisPrefix: env.REDIS_PREFIX as string,
-    sims,
-    gateways,
-    workers,
-    processes,
-    async startAgain(old) {
-      const spec = specs.get(old.name);
-      if (!spec) throw new Error(`startAgain: ${old.name} was not started by this system`);
-      await old.stop('SIGKILL');
-      const fresh = spawnFor(old.name, spec.entry, spec.env);
-      // Replaced in place, so close() stops the new process and callers holding the arrays see it.
-      for (const list of [sims, gateways, workers, processes]) {
-        const index = list.indexOf(old);
-        if (index >= 0) list[index] = fresh;
-      }
-      await waitForHttp(spec.healthUrl, 90_000, fresh);
-      return fresh;
-    },
+    redisPrefix,
+    sims: running.sims,
+    gateways: running.gateways,
+    workers: running.workers,
+    processes: running.processes,
+    startAgain: (old) => startAgain(running, old),
     async close() {
-      await stopAll();
-      await admin`drop database if exists ${admin(dbName)} with (force)`;
-      await admin.end({ timeout: 5 });
+      await stopProcesses(running);
+      await dropBenchDatabase(database);
     },
   };
 }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { ManagedProcess } from '@switchboard/harness';
 import { conversationLeaseKey } from '@switchboard/queue';
 import { readJson } from '../http-json.ts';
-import type { ChaosTarget } from './fault-injectors.ts';
+import type { ChaosTarget } from './chaos-target.ts';
 import type { ScheduledFault } from './fault-schedule.ts';
 
 /**

@@ -1,19 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type postgres from 'postgres';
-import type { ManagedProcess, PostgresServer, RedisServer } from '@switchboard/harness';
-import type { SystemUnderTest } from '../bench/system-under-test.ts';
+import type { ManagedProcess } from '@switchboard/harness';
 import { readJson } from '../http-json.ts';
 import { killWorkerDuringCompression, killWorkerDuringDelivery, pidOf } from './aimed-kills.ts';
+import type { ChaosTarget } from './chaos-target.ts';
 import type { ScheduledFault } from './fault-schedule.ts';
-
-/** What the chaos run can break: the processes, the two services, and the simulator that plays the platforms and the model. */
-export interface ChaosTarget {
-  system: SystemUnderTest;
-  postgres: PostgresServer;
-  redis: RedisServer;
-  /** Reads which worker runs turns right now (a worker kill aims at one mid-turn). */
-  sql: postgres.Sql;
-}
 
 export interface InjectedFault {
   fault: ScheduledFault;

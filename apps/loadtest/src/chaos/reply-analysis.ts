@@ -49,7 +49,7 @@ export function countRepliesByPlatform(runs: ConversationRun[], replies: Replies
     const counts = (byPlatform[platform] ??= { ...createReplyCounts(), modelErrorLines: 0, lostSamples: [], reorderedSamples: [], failedChats: [] });
     const chatReplies = replies.get(platform)?.get(run.chat.chatId) ?? [];
     const problems: ReplyProblem[] = [];
-    checkConversationReplies(run, chatReplies, 'queue', counts, problems);
+    checkConversationReplies(run, chatReplies, 'queue', { counts, problems });
     for (const problem of problems) {
       if (problem.kind === 'out-of-order' || problem.kind === 'lost') counts.failedChats.push(`${platform}:${run.chat.chatId}`);
       if (problem.kind === 'out-of-order' && counts.reorderedSamples.length < 10) {

@@ -16,8 +16,9 @@ import { runLoadTest } from '../run-load-test.ts';
 import { defaultTranscriptPath } from '../transcripts.ts';
 import { judgeChaosRun } from './chaos-checks.ts';
 import { writeChaosReport, type ChaosReport } from './chaos-report.ts';
-import { injectFault, type ChaosTarget, type InjectedFault } from './fault-injectors.ts';
-import { generateFaultSchedule, profiles, type FaultKind, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
+import type { ChaosTarget } from './chaos-target.ts';
+import { injectFault, type InjectedFault } from './fault-injectors.ts';
+import { generateFaultSchedule, profiles, type ChaosProfile, type FaultKind, type ProfileName, type ScheduledFault } from './fault-schedule.ts';
 import { countRepliesByPlatform, countRepliesPerSecond, findSlowestRecoveries, measureRecovery, type RepliesByChat } from './reply-analysis.ts';
 import { dumpConversations } from './conversation-dump.ts';
 import { checkStore, waitForQuiet } from './store-checks.ts';
@@ -50,12 +51,7 @@ const platforms: PlatformName[] = ['telegram', 'slack', 'discord'];
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
-  const profile = {
-    ...profiles[options.profile],
-    ...(options.durationS ? { durationS: options.durationS } : {}),
-    ...(options.faults ? { faults: options.faults } : {}),
-    ...(options.kinds ? { kinds: options.kinds } : {}),
-  };
+  const profile = resolveProfile(options);
   const schedule = generateFaultSchedule(options.seed, profile, options).filter((f) => !options.skipKinds?.includes(f.kind));
   const outDir = options.outDir ?? join(repoRoot, '.data', 'chaos', new Date().toISOString().replace(/[:.]/g, '-'));
   const startedAt = new Date();
@@ -86,39 +82,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     sql = postgres(system.databaseUrl, { max: 2, onnotice: () => undefined, connect_timeout: 5 });
     const target: ChaosTarget = { system, postgres: pg, redis, sql };
     log(`chaos: system up (logs in .data/chaos-logs), load starts`);
-    const played = await playLoadWithFaults(options, profile.durationS, schedule, target, join(outDir, 'load'));
+    const played = await playLoadWithFaults({ options, durationS: profile.durationS, schedule, target, outDir: join(outDir, 'load') });
     log('chaos: load done, waiting for the system to go idle');
     // Up to 150 s: a killed worker's BullMQ job stays active until its lock (60 s) runs out and a stalled check (every 30 s) takes it back.
     const quietAfterMs = await waitForQuiet(sql, redis.url, system.redisPrefix, 150_000);
-    // Listed again once idle: a reply that came after the load test stopped waiting still counts.
-    const replies = await listAllReplies(system, played.runs);
-    const store = await checkStore(sql, redis.url, system.redisPrefix, played.runs);
-    const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
-    const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
-    const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
-    const slowest = findSlowestRecoveries(played.runs, replies, played.faults);
-    const report: ChaosReport = {
-      ok: checks.every((c) => c.ok),
-      seed: options.seed,
-      profile: profile.name,
-      system: { gateways: options.gateways, workers: options.workers, platforms },
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      loadStartedAt: played.loadStartedAt,
-      faults: played.faults.map((f, i) => ({ ...f, offsetMs: f.startedAt - played.loadStartedAt, slowestRecovery: slowest[i] })),
-      faultsByKind: countByKind(played.faults),
-      fuzz: summariseFuzz(played.fuzz),
-      messages: { sent: records.length, acknowledged: records.filter((r) => r.delivered).length, notAcknowledged: records.filter((r) => !r.delivered).length },
-      replies: replyCounts,
-      recovery: measureRecovery(played.runs, replies, played.faults),
-      checks,
-      repliesPerSecond: countRepliesPerSecond(replies, played.loadStartedAt),
-      quietAfterMs,
-      compressions: store.compressions,
-      dumps: await dumpConversations(sql, Object.values(replyCounts).flatMap((r) => r.failedChats)),
-      load: { turns: played.load.turns, errors: played.load.errors, endToEndMs: played.load.endToEndMs },
-    };
-    return writeChaosReport(report, outDir);
+    return writeChaosReport(await judgeRun({ options, profileName: profile.name, startedAt, target, played, quietAfterMs }), outDir);
   } finally {
     await sql?.end({ timeout: 5 }).catch(() => undefined);
     await closeQuietly(system, pg, redis);
@@ -126,11 +94,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+/** The named profile with the options' overrides. */
+function resolveProfile(options: ChaosOptions): ChaosProfile {
+  return {
+    ...profiles[options.profile],
+    ...(options.durationS ? { durationS: options.durationS } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.kinds ? { kinds: options.kinds } : {}),
+  };
+}
+
 async function buildBundles(outDir: string): Promise<void> {
   await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts/build.mjs'), '--outdir', outDir], { cwd: repoRoot });
 }
 
-async function playLoadWithFaults(options: ChaosOptions, durationS: number, schedule: ScheduledFault[], target: ChaosTarget, outDir: string) {
+interface LoadWithFaults {
+  options: ChaosOptions;
+  durationS: number;
+  schedule: ScheduledFault[];
+  target: ChaosTarget;
+  outDir: string;
+}
+
+type PlayedLoad = Awaited<ReturnType<typeof playLoadWithFaults>>;
+
+async function playLoadWithFaults({ options, durationS, schedule, target, outDir }: LoadWithFaults) {
   const { system } = target;
   const loadTarget: LoadTarget = { simUrl: system.simUrl, inboundSimUrls: system.inboundSimUrls, gatewayUrls: system.gatewayUrls, explicitUpdateIds: true };
   let runs: ConversationRun[] = [];
@@ -181,6 +169,48 @@ async function playLoadWithFaults(options: ChaosOptions, durationS: number, sche
   );
   await player;
   return { load, runs, faults, loadStartedAt, fuzz: await fuzzing };
+}
+
+interface FinishedRun {
+  options: ChaosOptions;
+  profileName: ProfileName;
+  startedAt: Date;
+  target: ChaosTarget;
+  played: PlayedLoad;
+  quietAfterMs: number;
+}
+
+/** Once the system is idle: what every platform recorded, what the store holds, the checks and the figures of the report. */
+async function judgeRun({ options, profileName, startedAt, target, played, quietAfterMs }: FinishedRun): Promise<ChaosReport> {
+  const { system, sql, redis } = target;
+  // Listed again once idle: a reply that came after the load test stopped waiting still counts.
+  const replies = await listAllReplies(system, played.runs);
+  const store = await checkStore(sql, redis.url, system.redisPrefix, played.runs);
+  const replyCounts = countRepliesByPlatform(played.runs, replies, played.faults);
+  const checks = judgeChaosRun(replyCounts, store, played.faults, played.fuzz);
+  const records = played.runs.flatMap((run) => run.records.filter((r) => r !== undefined));
+  const slowest = findSlowestRecoveries(played.runs, replies, played.faults);
+  return {
+    ok: checks.every((c) => c.ok),
+    seed: options.seed,
+    profile: profileName,
+    system: { gateways: options.gateways, workers: options.workers, platforms },
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    loadStartedAt: played.loadStartedAt,
+    faults: played.faults.map((f, i) => ({ ...f, offsetMs: f.startedAt - played.loadStartedAt, slowestRecovery: slowest[i] })),
+    faultsByKind: countByKind(played.faults),
+    fuzz: summariseFuzz(played.fuzz),
+    messages: { sent: records.length, acknowledged: records.filter((r) => r.delivered).length, notAcknowledged: records.filter((r) => !r.delivered).length },
+    replies: replyCounts,
+    recovery: measureRecovery(played.runs, replies, played.faults),
+    checks,
+    repliesPerSecond: countRepliesPerSecond(replies, played.loadStartedAt),
+    quietAfterMs,
+    compressions: store.compressions,
+    dumps: await dumpConversations(sql, Object.values(replyCounts).flatMap((r) => r.failedChats)),
+    load: { turns: played.load.turns, errors: played.load.errors, endToEndMs: played.load.endToEndMs },
+  };
 }
 
 async function listAllReplies(system: SystemUnderTest, runs: ConversationRun[]): Promise<RepliesByChat> {

@@ -89,14 +89,24 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
   const tag = options.tag ?? defaultTag(options.seed);
   const planned = planFuzzCases(options);
   const queue = interleave(fuzzRoutes.map((route) => planned[route]));
-  const maxExamples = options.maxExamples ?? 20;
-  const concurrency = options.concurrency ?? 6;
   const warmup = options.warmupCases ?? Math.floor(queue.length / 5);
-  const sampleEvery = Math.max(25, Math.floor(queue.length / 40));
-  const sender = createSender(options.target.baseUrl, concurrency);
-  const guessing = options.target.guessingAddresses ?? defaultGuessingAddresses(options.target.baseUrl);
-  const summary: FuzzSummary = {
-    seed: options.seed,
+  const summary = emptySummary(options.seed, tag);
+  const before = await readProcessMetrics(options.target.baseUrl);
+  if (before) summary.memory.push({ atCase: 0, rssBytes: before.rssBytes, heapUsedBytes: before.heapUsedBytes });
+
+  const done = await sendCases({ options, queue, tag, warmup, summary });
+  await options.probe?.();
+  const after = await readProcessMetrics(options.target.baseUrl);
+  if (after) summary.memory.push({ atCase: done, rssBytes: after.rssBytes, heapUsedBytes: after.heapUsedBytes });
+  summary.memoryDrift = measureDrift(summary.memory, warmup, done);
+  summary.health = await checkHealth(options.target.baseUrl, before?.startTimeSeconds, after?.startTimeSeconds);
+  summary.durationMs = Math.round(performance.now() - startedAt);
+  return summary;
+}
+
+function emptySummary(seed: number, tag: string): FuzzSummary {
+  return {
+    seed,
     tag,
     sent: 0,
     durationMs: 0,
@@ -110,9 +120,24 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
     memoryDrift: undefined,
     health: { ok: false, restarted: false, detail: '' },
   };
-  const before = await readProcessMetrics(options.target.baseUrl);
-  if (before) summary.memory.push({ atCase: 0, rssBytes: before.rssBytes, heapUsedBytes: before.heapUsedBytes });
+}
 
+interface FuzzRun {
+  options: FuzzOptions;
+  queue: PlannedCase[];
+  tag: string;
+  /** Cases sent before the warm-up's memory ceiling is read. */
+  warmup: number;
+  summary: FuzzSummary;
+}
+
+/** Sends the queue a few requests at a time, recording every answer and sampling the gateway's memory along the way; returns how many were sent. */
+async function sendCases({ options, queue, tag, warmup, summary }: FuzzRun): Promise<number> {
+  const maxExamples = options.maxExamples ?? 20;
+  const concurrency = options.concurrency ?? 6;
+  const sampleEvery = Math.max(25, Math.floor(queue.length / 40));
+  const sender = createSender(options.target.baseUrl, concurrency);
+  const guessing = options.target.guessingAddresses ?? defaultGuessingAddresses(options.target.baseUrl);
   let next = 0;
   let done = 0;
   let sampling: Promise<void> = Promise.resolve();
@@ -124,7 +149,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
       const source = built.guessing && guessing.length > 0 ? guessing[(item.seq * 7919) % guessing.length] : undefined;
       const refusedOnHead = item.fuzzCase.kinds.includes('bad-auth');
       const answer = excuseEarlyClose(await sender.send(built, source), built, options.target.bodyLimitBytes ?? 1024 * 1024, refusedOnHead);
-      record(summary, item, built, answer, maxExamples);
+      record(summary, { item, built, answer }, maxExamples);
       done++;
       options.onProgress?.(done, queue.length);
       if (done === warmup || done % sampleEvery === 0) {
@@ -143,13 +168,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzSummary> {
   } finally {
     await sender.close();
   }
-  await options.probe?.();
-  const after = await readProcessMetrics(options.target.baseUrl);
-  if (after) summary.memory.push({ atCase: done, rssBytes: after.rssBytes, heapUsedBytes: after.heapUsedBytes });
-  summary.memoryDrift = measureDrift(summary.memory, warmup, done);
-  summary.health = await checkHealth(options.target.baseUrl, before?.startTimeSeconds, after?.startTimeSeconds);
-  summary.durationMs = Math.round(performance.now() - startedAt);
-  return summary;
+  return done;
 }
 
 /**
@@ -195,7 +214,14 @@ function emptyFigures(): RouteFigures {
   };
 }
 
-function record(summary: FuzzSummary, item: PlannedCase, built: BuiltRequest, answer: Answer, maxExamples: number): void {
+/** One case as it was sent and what came back. */
+interface Exchange {
+  item: PlannedCase;
+  built: BuiltRequest;
+  answer: Answer;
+}
+
+function record(summary: FuzzSummary, { item, built, answer }: Exchange, maxExamples: number): void {
   const { fuzzCase } = item;
   const figures = (summary.byRoute[fuzzCase.route] ??= emptyFigures());
   const status = String(answer.status);

@@ -1,6 +1,6 @@
 import { waitUntil } from './abortable.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
-import type { MethodContext, MethodOutcome } from './telegram-methods.ts';
+import type { MethodContext, MethodOutcome } from './telegram-method-types.ts';
 import { readOptionalInt } from './telegram-params.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { TelegramApiError, badRequest, type TelegramUpdate } from './telegram-types.ts';

@@ -3,7 +3,7 @@ import type { DiscordSentRecord } from './discord-types.ts';
 import type { EventHub } from './event-hub.ts';
 import { elapsed, parseAnswer } from './outbound-answer.ts';
 import { postToGateway } from './outbound-post.ts';
-import { toMessage } from './discord-rest.ts';
+import { toMessage } from './discord-message-wire.ts';
 import { SimError } from './errors.ts';
 
 export interface InteractionInput {

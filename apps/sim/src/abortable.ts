@@ -26,18 +26,21 @@ export function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
+/** What a waiter listens to (`eventName` on `emitter`) and how long it waits. */
+export interface WaitOptions {
+  emitter: EventEmitter;
+  eventName: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
 /**
  * Re-evaluates `check` each time `emitter` emits `eventName` and resolves with
  * its first defined result; resolves undefined on timeout or abort. Event
  * driven, so a waiter wakes the moment the thing it waits for is recorded.
  */
-export function waitUntil<T>(
-  emitter: EventEmitter,
-  eventName: string,
-  check: () => T | undefined,
-  timeoutMs: number,
-  signal: AbortSignal,
-): Promise<T | undefined> {
+export function waitUntil<T>(check: () => T | undefined, options: WaitOptions): Promise<T | undefined> {
+  const { emitter, eventName, timeoutMs, signal } = options;
   const immediate = check();
   if (immediate !== undefined || signal.aborted || timeoutMs <= 0) return Promise.resolve(immediate);
   return new Promise((resolve) => {

@@ -8,7 +8,7 @@ import type { DiscordMessage, DiscordSentRecord } from './discord-types.ts';
 import { SimError } from './errors.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
 import { readIntQuery, watchClient } from './http-helpers.ts';
-import { baseUrlOf, discordAttachmentUrl, requireFile, type MediaStore } from './media-files.ts';
+import { baseUrlOf, discordAttachmentUrl, requireFile, type MediaStore, type SimFile } from './media-files.ts';
 import { parseBody } from './parse-body.ts';
 
 export interface DiscordControlDeps {
@@ -92,8 +92,15 @@ type Query = Record<string, unknown>;
 
 /** `/control/discord/*`: act as Discord users, drive the Gateway, read what the bot did, arm faults. */
 export async function registerDiscordControl(app: FastifyInstance, deps: DiscordControlDeps): Promise<void> {
-  const { store, gateway, hub, shutdown } = deps;
+  registerAppRoutes(app, deps.store);
+  registerUserActionRoutes(app, deps);
+  registerGatewayRoutes(app, deps);
+  registerDiscordReadingRoutes(app, deps);
+  registerDiscordFaultRoutes(app, deps.store);
+}
 
+/** The application as Discord knows it: its key, its bot user, its Interactions Endpoint URL. */
+function registerAppRoutes(app: FastifyInstance, store: DiscordStore): void {
   app.get('/control/discord/public-key', async () => ({ public_key: store.publicKeyHex, application_id: store.applicationId }));
 
   app.get('/control/discord/bot', async () => ({ user: store.botUser, application_id: store.applicationId, public_key: store.publicKeyHex }));
@@ -103,19 +110,37 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
     store.interactionsUrl = input.interactions_url ?? undefined;
     return { ok: true, interactions_url: store.interactionsUrl ?? null };
   });
+}
+
+/** What a Discord user does: post a message (sent over the Gateway), run a slash command or press a button (POSTed as an interaction). */
+function registerUserActionRoutes(app: FastifyInstance, deps: DiscordControlDeps): void {
+  const { store, gateway } = deps;
 
   app.post('/control/discord/messages', async (request) => {
     const input = parseBody(messageSchema, request.body);
     const message = buildMessage(store, input);
     const media = deps.media;
     if (input.attachments && media) {
-      message.attachments = input.attachments.map((id) => discordAttachment(media, baseUrlOf(request), input.channel_id, id, input.voice === true));
+      const where = { base: baseUrlOf(request), channelId: input.channel_id, voice: input.voice === true };
+      message.attachments = input.attachments.map((id) => discordAttachment(requireFile(media, id), where));
       if (input.voice) Object.assign(message, { flags: 1 << 13 });
     }
     store.rememberMessage(message);
     const result = gateway.dispatch('MESSAGE_CREATE', message);
     return { message, ...result };
   });
+
+  app.post('/control/discord/interactions', async (request) => {
+    const input = parseBody(interactionSchema, request.body);
+    const url = input.url ?? store.interactionsUrl;
+    if (!url) throw new SimError('SIM_NO_INTERACTIONS_URL', 'no Interactions Endpoint URL is set (createSim discordInteractionsUrl or POST /control/discord/config)', 409);
+    return sendInteraction(deps, url, input);
+  });
+}
+
+/** The Gateway connection: its state, the actions a test plays on it, and a long poll for its figures. */
+function registerGatewayRoutes(app: FastifyInstance, deps: DiscordControlDeps): void {
+  const { gateway, hub, shutdown } = deps;
 
   app.get('/control/discord/gateway', async () => gateway.state());
 
@@ -141,17 +166,15 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
       if (connected !== undefined && state.connected !== connected) return undefined;
       return atLeast.every(([name, value]) => state[name] >= value) ? state : undefined;
     };
-    const state = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    const state = await waitUntil(check, { emitter: hub, eventName: simEventName, timeoutMs, signal });
     if (state) return state;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', state: gateway.state() });
   });
+}
 
-  app.post('/control/discord/interactions', async (request) => {
-    const input = parseBody(interactionSchema, request.body);
-    const url = input.url ?? store.interactionsUrl;
-    if (!url) throw new SimError('SIM_NO_INTERACTIONS_URL', 'no Interactions Endpoint URL is set (createSim discordInteractionsUrl or POST /control/discord/config)', 409);
-    return sendInteraction(store, hub, url, input, shutdown);
-  });
+/** What the bot did: messages sent (and a long poll for the next ones), typing, reactions. */
+function registerDiscordReadingRoutes(app: FastifyInstance, deps: DiscordControlDeps): void {
+  const { store, hub, shutdown } = deps;
 
   app.get('/control/discord/sent', async (request) => selectSent(store, request.query as Query));
 
@@ -162,7 +185,7 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
     const channelId = readChannel(query);
     const { signal } = watchClient(reply, shutdown);
     const check = () => (store.sentTo(channelId).length >= count ? selectSent(store, query) : undefined);
-    const sent = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    const sent = await waitUntil(check, { emitter: hub, eventName: simEventName, timeoutMs, signal });
     if (sent) return sent;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
   });
@@ -178,7 +201,10 @@ export async function registerDiscordControl(app: FastifyInstance, deps: Discord
     const key = `${String(query.channel_id ?? '')}:${String(query.message_id ?? '')}`;
     return { emoji: store.reactions.on(key), calls: store.reactions.calls, all: store.reactions.all() };
   });
+}
 
+/** Route-keyed REST faults (Discord's are per route, not per method as on Telegram and Slack). */
+function registerDiscordFaultRoutes(app: FastifyInstance, store: DiscordStore): void {
   app.get('/control/discord/faults', async () => store.faults);
 
   app.post('/control/discord/faults', async (request) => {
@@ -229,8 +255,8 @@ function buildMessage(store: DiscordStore, input: z.output<typeof messageSchema>
 }
 
 /** Discord's attachment object (a voice message's carries duration_secs and waveform). */
-function discordAttachment(media: MediaStore, base: string, channelId: string, id: string, voice: boolean): Record<string, unknown> {
-  const file = requireFile(media, id);
+function discordAttachment(file: SimFile, where: { base: string; channelId: string; voice: boolean }): Record<string, unknown> {
+  const { base, channelId, voice } = where;
   return {
     id: file.id.replace(/\D/g, '') || '1',
     filename: file.name,

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createLogger, scrubSecrets } from '@switchboard/logger';
+import { createLogger, scrubSecrets, type Logger } from '@switchboard/logger';
 import { registerBodyParsers } from './body-parsers.ts';
 import { registerDiscordControl } from './discord-control.ts';
 import { DiscordGateway } from './discord-gateway.ts';
@@ -86,7 +86,27 @@ const bodyLimitBytes = 16 * 1024 * 1024;
 
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const log = createLogger('sim', options.logLevel ?? 'info');
-  const app: FastifyInstance = Fastify({
+  const app = createServer(log);
+  const shutdown = new AbortController();
+  // Every in-flight request listens for shutdown; a load test holds hundreds at once.
+  setMaxListeners(0, shutdown.signal);
+  const state = createState(options);
+  const reset = () => resetState(state);
+
+  registerBodyParsers(app);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: scrubSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  app.setErrorHandler(renderControlError);
+  app.setNotFoundHandler(renderNotFound);
+
+  await registerPlatformApis(app, state, { shutdown: shutdown.signal, log });
+  await app.register(async (scope) => registerControlRoutes(scope, state, options, { shutdown: shutdown.signal, reset }));
+  return createHandle(app, state, reset, shutdown);
+}
+
+function createServer(log: Logger): FastifyInstance {
+  return Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: bodyLimitBytes,
     // Request lines carry bot tokens; our own onResponse line scrubs them.
@@ -94,9 +114,10 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     forceCloseConnections: true,
     routerOptions: { maxParamLength: 500 },
   });
-  const shutdown = new AbortController();
-  // Every in-flight request listens for shutdown; a load test holds hundreds at once.
-  setMaxListeners(0, shutdown.signal);
+}
+
+/** Every store the simulated platforms and model keep, all publishing to one event hub. */
+function createState(options: SimOptions): SimState {
   const events = new EventHub();
   const telegram = new TelegramStore(
     { botToken: options.telegramBotToken, webhookUrl: options.telegramWebhookUrl, webhookSecret: options.telegramWebhookSecret },
@@ -119,48 +140,56 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   );
   const discordGateway = new DiscordGateway(discord, events);
   const media = new MediaStore(events);
-  const reset = () => {
-    media.reset();
-    telegram.reset();
-    slack.reset();
-    discord.reset();
-    script.reset();
-    requests.clear();
-    events.publish('sim.reset', null);
-  };
+  return { telegram, slack, model: { script, requests }, media, events, discord: { store: discord, gateway: discordGateway } };
+}
 
-  registerBodyParsers(app);
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug({ method: request.method, url: scrubSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+function resetState(state: SimState): void {
+  state.media.reset();
+  state.telegram.reset();
+  state.slack.reset();
+  state.discord.store.reset();
+  state.model.script.reset();
+  state.model.requests.clear();
+  state.events.publish('sim.reset', null);
+}
+
+/** The APIs the bot and the agent call, each in its own scope with its own error shape. */
+async function registerPlatformApis(app: FastifyInstance, state: SimState, context: { shutdown: AbortSignal; log: Logger }): Promise<void> {
+  const { telegram, slack, media, events, discord } = state;
+  const { script, requests } = state.model;
+  const { shutdown, log } = context;
+  await app.register(async (scope) => registerBotApi(scope, { store: telegram, media, hub: events, shutdown }));
+  await app.register(async (scope) => registerSlackWebApi(scope, { store: slack, media, shutdown }));
+  await app.register(async (scope) => registerCompletions(scope, { script, requests, shutdown, log }));
+  await app.register(async (scope) => registerDiscordRest(scope, { store: discord.store, shutdown }), { prefix: '/api/v10' });
+  discord.gateway.attach(app);
+}
+
+/** `/control/*` (what tests drive and read) and the file hosts. */
+async function registerControlRoutes(scope: FastifyInstance, state: SimState, options: SimOptions, context: { shutdown: AbortSignal; reset: () => void }): Promise<void> {
+  const { telegram, slack, media, events, discord } = state;
+  const { script, requests } = state.model;
+  const { shutdown, reset } = context;
+  await registerTelegramControl(scope, { store: telegram, media, hub: events, shutdown });
+  await registerSlackControl(scope, { store: slack, media, hub: events, shutdown });
+  await registerSlackButtons(scope, { store: slack, hub: events, shutdown });
+  await registerModelControl(scope, { script, requests, hub: events, shutdown });
+  await registerDiscordControl(scope, { store: discord.store, media, gateway: discord.gateway, hub: events, shutdown });
+  await registerEventStream(scope, events, shutdown);
+  await registerMediaRoutes(scope, { media, telegramToken: options.telegramBotToken, slackToken: options.slackBotToken, shutdown });
+  scope.get('/control/health', async () => ({ ok: true }));
+  scope.post('/control/reset', async () => {
+    reset();
+    return { ok: true };
   });
-  app.setErrorHandler(renderControlError);
-  app.setNotFoundHandler(renderNotFound);
+}
 
-  await app.register(async (scope) => registerBotApi(scope, { store: telegram, media, hub: events, shutdown: shutdown.signal }));
-  await app.register(async (scope) => registerSlackWebApi(scope, { store: slack, media, shutdown: shutdown.signal }));
-  await app.register(async (scope) => registerCompletions(scope, { script, requests, shutdown: shutdown.signal, log }));
-  await app.register(async (scope) => registerDiscordRest(scope, { store: discord, shutdown: shutdown.signal }), { prefix: '/api/v10' });
-  discordGateway.attach(app);
-  await app.register(async (scope) => {
-    await registerTelegramControl(scope, { store: telegram, media, hub: events, shutdown: shutdown.signal });
-    await registerSlackControl(scope, { store: slack, media, hub: events, shutdown: shutdown.signal });
-    await registerSlackButtons(scope, { store: slack, hub: events, shutdown: shutdown.signal });
-    await registerModelControl(scope, { script, requests, hub: events, shutdown: shutdown.signal });
-    await registerDiscordControl(scope, { store: discord, media, gateway: discordGateway, hub: events, shutdown: shutdown.signal });
-    await registerEventStream(scope, events, shutdown.signal);
-    await registerMediaRoutes(scope, { media, telegramToken: options.telegramBotToken, slackToken: options.slackBotToken, shutdown: shutdown.signal });
-    scope.get('/control/health', async () => ({ ok: true }));
-    scope.post('/control/reset', async () => {
-      reset();
-      return { ok: true };
-    });
-  });
-
+function createHandle(app: FastifyInstance, state: SimState, reset: () => void, shutdown: AbortController): Sim {
   let url: string | undefined;
   let closing: Promise<void> | undefined;
   return {
     app,
-    state: { telegram, slack, model: { script, requests }, media, events, discord: { store: discord, gateway: discordGateway } },
+    state,
     reset,
     get url() {
       return url;

@@ -156,20 +156,20 @@ export async function registerMediaRoutes(app: FastifyInstance, deps: { media: M
   });
   app.get('/control/media/transcriptions', async () => media.transcriptions);
   app.get('/control/media/downloads', async () => media.downloads);
-  registerMethodFaultRoutes(app, '/control/media/faults', media, 1);
+  registerMethodFaultRoutes(app, media, { path: '/control/media/faults', minRetryAfter: 1 });
 
   app.get<{ Params: { token: string; '*': string } }>('/file/bot:token/*', async (request, reply) => {
     if (deps.telegramToken !== undefined && request.params.token !== deps.telegramToken) return reply.code(401).send({ ok: false, error_code: 401, description: 'Unauthorized' });
     const file = [...media.files.values()].find((f) => f.telegramPath === request.params['*']);
-    return serveFile(reply, 'telegram', file, media, shutdown);
+    return serveFile(reply, file, { platform: 'telegram', media, shutdown });
   });
   app.get<{ Params: { id: string; name: string } }>('/slack-files/:id/:name', async (request, reply) => {
     // Slack serves url_private only with the bot token; without it, a login page (here: 403).
     if (deps.slackToken !== undefined && request.headers.authorization !== `Bearer ${deps.slackToken}`) return reply.code(403).send('forbidden');
-    return serveFile(reply, 'slack', media.files.get(request.params.id), media, shutdown);
+    return serveFile(reply, media.files.get(request.params.id), { platform: 'slack', media, shutdown });
   });
   app.get<{ Params: { channel: string; id: string; name: string } }>('/discord-cdn/attachments/:channel/:id/:name', async (request, reply) =>
-    serveFile(reply, 'discord', media.files.get(request.params.id), media, shutdown),
+    serveFile(reply, media.files.get(request.params.id), { platform: 'discord', media, shutdown }),
   );
 
   app.post('/v1/audio/transcriptions', async (request, reply) => {
@@ -184,8 +184,16 @@ export async function registerMediaRoutes(app: FastifyInstance, deps: { media: M
   });
 }
 
+/** Which platform's file host a download came through (its faults and download records are per platform). */
+interface FileHost {
+  platform: string;
+  media: MediaStore;
+  shutdown: AbortSignal;
+}
+
 /** Answers a download with the file's bytes, or the armed fault; true when the fault answered. */
-async function serveFile(reply: FastifyReply, platform: string, file: SimFile | undefined, media: MediaStore, shutdown: AbortSignal): Promise<FastifyReply> {
+async function serveFile(reply: FastifyReply, file: SimFile | undefined, host: FileHost): Promise<FastifyReply> {
+  const { platform, media, shutdown } = host;
   if (!file) return reply.code(404).send('not found');
   if (file.redirectTo !== undefined) return reply.redirect(file.redirectTo, 302);
   const fault = media.takeFault(platform);

@@ -16,15 +16,23 @@ export interface MethodFault {
   delayMs: number;
 }
 
+export interface FaultRouteOptions {
+  path: string;
+  /** The smallest retry delay the platform itself would ever ask for. */
+  minRetryAfter: number;
+  /**
+   * The platform answers markup it cannot parse with an error of its own
+   * (Telegram's 400 "can't parse entities"), so `refuse-markup` may be armed.
+   */
+  refusesMarkup?: boolean;
+}
+
 /**
  * `GET|POST|DELETE <path>` for the method-keyed fault switches that the
- * Telegram Bot API and the Slack Web API share. `minRetryAfter` is the
- * smallest retry delay the platform itself would ever ask for;
- * `refusesMarkup`: the platform answers markup it cannot parse with an error
- * of its own (Telegram's 400 "can't parse entities"), so `refuse-markup` may
- * be armed.
+ * Telegram Bot API and the Slack Web API share.
  */
-export function registerMethodFaultRoutes(app: FastifyInstance, path: string, store: { faults: MethodFault[] }, minRetryAfter: number, refusesMarkup = false): void {
+export function registerMethodFaultRoutes(app: FastifyInstance, store: { faults: MethodFault[] }, options: FaultRouteOptions): void {
+  const { path, minRetryAfter, refusesMarkup = false } = options;
   const kinds = ['429', '500', '502', '503', '504', 'delay'] as const;
   const faultSchema = z
     .object({

@@ -54,21 +54,29 @@ async function answerCompletion(request: FastifyRequest, reply: FastifyReply, de
   );
 
   try {
-    await respond(res, body, record, deps, signal);
+    await respond({ res, entry: record, abort: signal }, body, deps);
   } catch (error) {
     log.error({ err: error, requestId: record.id }, 'chat completion failed');
-    if (!res.headersSent) writeJson(res, 500, buildError('The simulator failed to answer.', 'server_error', null), record.id);
+    if (!res.headersSent) writeJson(res, record.id, { status: 500, payload: buildError('The simulator failed to answer.', 'server_error', null) });
     else res.destroy();
     requests.markFinished(record, 500);
   }
 }
 
+/** The request being answered: the raw response, its record, and the signal that fires when the client goes. */
+interface Exchange {
+  res: ServerResponse;
+  entry: ModelRequestRecord;
+  abort: AbortSignal;
+}
+
 /** Validates, applies the plan's delay and writes the answer; returns early once the client is gone. */
-async function respond(res: ServerResponse, payload: unknown, entry: ModelRequestRecord, deps: CompletionsDeps, abort: AbortSignal): Promise<void> {
+async function respond(exchange: Exchange, payload: unknown, deps: CompletionsDeps): Promise<void> {
+  const { res, entry, abort } = exchange;
   const { script, requests } = deps;
   const problem = findRequestProblem(payload);
   if (problem) {
-    writeJson(res, 400, buildError(problem.message, 'invalid_request_error', problem.code, problem.param), entry.id);
+    writeJson(res, entry.id, { status: 400, payload: buildError(problem.message, 'invalid_request_error', problem.code, problem.param) });
     requests.markFinished(entry, 400);
     return;
   }
@@ -80,7 +88,7 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
   if (!(await sleepUnlessAborted(plan.delayMs, abort))) return;
 
   if (plan.kind === 'error' && plan.error) {
-    writeJson(res, plan.error.status, buildError(plan.error.message, plan.error.type, plan.error.code), entry.id, plan.error.headers);
+    writeJson(res, entry.id, { status: plan.error.status, payload: buildError(plan.error.message, plan.error.type, plan.error.code), headers: plan.error.headers });
     requests.markFinished(entry, plan.error.status);
     return;
   }
@@ -89,7 +97,7 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
   const usage = estimateUsage(requestBody.messages, plan);
   requests.markResponded(entry);
   if (requestBody.stream !== true) {
-    writeJson(res, 200, buildCompletion(meta, plan, usage), entry.id);
+    writeJson(res, entry.id, { status: 200, payload: buildCompletion(meta, plan, usage) });
     requests.markFinished(entry, 200);
     return;
   }
@@ -119,7 +127,14 @@ async function respond(res: ServerResponse, payload: unknown, entry: ModelReques
   requests.markFinished(entry, 200);
 }
 
-function writeJson(res: ServerResponse, status: number, payload: unknown, requestId: number, headers: Record<string, string> = {}): void {
+interface JsonAnswer {
+  status: number;
+  payload: unknown;
+  headers?: Record<string, string>;
+}
+
+function writeJson(res: ServerResponse, requestId: number, answer: JsonAnswer): void {
+  const { status, payload, headers = {} } = answer;
   const text = JSON.stringify(payload);
   res.writeHead(status, {
     ...headers,

@@ -43,7 +43,7 @@ export async function registerModelControl(app: FastifyInstance, deps: ModelCont
       const matching = requests.matching(state);
       return matching.length >= count ? matching : undefined;
     };
-    const found = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    const found = await waitUntil(check, { emitter: hub, eventName: simEventName, timeoutMs, signal });
     if (found) return found;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', requests: requests.matching(state) });
   });

@@ -19,6 +19,13 @@ export interface PostAnswer {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** One POST to the gateway: where, with which headers, and the exact bytes. */
+export interface GatewayPost {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
 export class PostTimeoutError extends Error {
   readonly code = 'SIM_POST_TIMEOUT';
 }
@@ -28,7 +35,8 @@ export class PostTimeoutError extends Error {
  * when no complete answer came within `timeoutMs`, and with the socket's
  * own error (ECONNREFUSED, ECONNRESET…) when the connection failed.
  */
-export async function postToGateway(url: string, headers: Record<string, string>, body: string, timeoutMs: number, shutdown: AbortSignal): Promise<PostAnswer> {
+export async function postToGateway(post: GatewayPost, timeoutMs: number, shutdown: AbortSignal): Promise<PostAnswer> {
+  const { url, headers, body } = post;
   try {
     const answer = await request(url, { method: 'POST', headers, body, signal: shutdown, dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     return { status: answer.statusCode, text: await answer.body.text(), headers: answer.headers };

@@ -65,7 +65,7 @@ export async function registerSlackButtons(app: FastifyInstance, deps: SlackButt
     const startedAt = performance.now();
     let result: { status: number; body: unknown; ackMs: number; error?: string };
     try {
-      const answer = await postToGateway(url, headers, body, answerTimeoutMs, shutdown);
+      const answer = await postToGateway({ url, headers, body }, answerTimeoutMs, shutdown);
       result = { status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt) };
     } catch (error) {
       result = { status: 0, body: null, ackMs: elapsed(startedAt), error: describeFetchError(error) };

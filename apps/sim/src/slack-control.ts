@@ -31,51 +31,56 @@ type Query = Record<string, unknown>;
 
 /** `/control/slack/*`: act as a Slack user, inspect what the bot posted, arm faults. */
 export async function registerSlackControl(app: FastifyInstance, deps: SlackControlDeps): Promise<void> {
-  const { store, hub, shutdown } = deps;
+  registerSlackEventRoutes(app, deps);
+  registerRequestUrlRoutes(app, deps.store);
+  registerSlackReadingRoutes(app, deps);
+  registerMethodFaultRoutes(app, deps.store, { path: '/control/slack/faults', minRetryAfter: 0 });
+}
 
-  const target = (signing: SigningMode): { url: string; secret: string } => {
-    if (store.requestUrl === undefined) throw new SimError('SIM_NO_REQUEST_URL', 'no Slack Request URL is set (slackEventsUrl, SIM_SLACK_EVENTS_URL or POST /control/slack/request-url)', 409);
-    const secret = store.options.signingSecret;
-    if (secret === undefined && signing !== 'none') throw new SimError('SIM_NO_SIGNING_SECRET', 'no Slack signing secret is configured (slackSigningSecret, SLACK_SIGNING_SECRET)', 409);
-    return { url: store.requestUrl, secret: secret ?? '' };
-  };
+/** Where events go and with which secret; refuses when either is missing for the signing asked for. */
+function requestUrlTarget(store: SlackStore, signing: SigningMode): { url: string; secret: string } {
+  if (store.requestUrl === undefined) throw new SimError('SIM_NO_REQUEST_URL', 'no Slack Request URL is set (slackEventsUrl, SIM_SLACK_EVENTS_URL or POST /control/slack/request-url)', 409);
+  const secret = store.options.signingSecret;
+  if (secret === undefined && signing !== 'none') throw new SimError('SIM_NO_SIGNING_SECRET', 'no Slack signing secret is configured (slackSigningSecret, SLACK_SIGNING_SECRET)', 409);
+  return { url: store.requestUrl, secret: secret ?? '' };
+}
+
+/** What Slack POSTs to the app's Request URL: user events and the url_verification handshake. */
+function registerSlackEventRoutes(app: FastifyInstance, deps: SlackControlDeps): void {
+  const { store } = deps;
 
   app.post('/control/slack/events', async (request) => {
     const input = parseBody(slackEventInputSchema, request.body);
-    const { url, secret } = target(input.signing);
+    const { url, secret } = requestUrlTarget(store, input.signing);
     const media = deps.media;
     const files = input.files && media ? input.files.map((id) => slackFileObject(baseUrlOf(request), requireFile(media, id))) : undefined;
     const { envelope, ts } = buildEventEnvelope(store, input, files);
-    const attempts = await deliverToRequestUrl(
-      store,
-      hub,
-      JSON.stringify(envelope),
-      {
-        url,
-        secret,
-        signing: input.signing,
-        retryOnFailure: input.retryOnFailure,
-        ...(input.retryNum !== undefined ? { firstRetry: { num: input.retryNum, reason: input.retryReason } } : {}),
-        label: `event ${envelope.event_id}`,
-      },
-      shutdown,
-    );
+    const attempts = await deliverToRequestUrl(deps, JSON.stringify(envelope), {
+      url,
+      secret,
+      signing: input.signing,
+      retryOnFailure: input.retryOnFailure,
+      ...(input.retryNum !== undefined ? { firstRetry: { num: input.retryNum, reason: input.retryReason } } : {}),
+      label: `event ${envelope.event_id}`,
+    });
     const last = attempts[attempts.length - 1];
     return { event_id: envelope.event_id, ts, delivered: last !== undefined && last.status >= 200 && last.status < 300, attempts, envelope };
   });
 
   app.post('/control/slack/url-verification', async (request) => {
     const input = parseBody(urlVerificationSchema, request.body ?? {});
-    const { url, secret } = target(input.signing);
+    const { url, secret } = requestUrlTarget(store, input.signing);
     const challenge = input.challenge ?? randomBytes(24).toString('base64url');
     const body = JSON.stringify({ token: slackWorkspace.verificationToken, challenge, type: 'url_verification' });
-    const [attempt] = await deliverToRequestUrl(store, hub, body, { url, secret, signing: input.signing, retryOnFailure: false, label: 'url_verification' }, shutdown);
+    const [attempt] = await deliverToRequestUrl(deps, body, { url, secret, signing: input.signing, retryOnFailure: false, label: 'url_verification' });
     const answer = attempt?.body;
     // Slack takes the challenge back as plain text, JSON {challenge} or a form field.
     const echoed = answer === challenge || (typeof answer === 'object' && answer !== null && (answer as { challenge?: unknown }).challenge === challenge);
     return { challenge, status: attempt?.status ?? 0, body: answer ?? null, verified: attempt?.status === 200 && echoed };
   });
+}
 
+function registerRequestUrlRoutes(app: FastifyInstance, store: SlackStore): void {
   app.get('/control/slack/request-url', async () => ({ url: store.requestUrl ?? null }));
 
   app.post('/control/slack/request-url', async (request) => {
@@ -83,6 +88,11 @@ export async function registerSlackControl(app: FastifyInstance, deps: SlackCont
     store.requestUrl = url ?? undefined;
     return { ok: true, url };
   });
+}
+
+/** What the bot did: its reactions, the messages it posted, and a long poll for the next ones. */
+function registerSlackReadingRoutes(app: FastifyInstance, deps: SlackControlDeps): void {
+  const { store, hub, shutdown } = deps;
 
   // The bot's reactions on one message now (channel + ts), and how many reaction calls were accepted in all.
   app.get('/control/slack/reactions', async (request) => {
@@ -105,12 +115,10 @@ export async function registerSlackControl(app: FastifyInstance, deps: SlackCont
       const sent = selectSent(store, query);
       return sent.length >= count ? sent : undefined;
     };
-    const sent = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    const sent = await waitUntil(check, { emitter: hub, eventName: simEventName, timeoutMs, signal });
     if (sent) return sent;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
   });
-
-  registerMethodFaultRoutes(app, '/control/slack/faults', store, 0);
 }
 
 /** `channel` and `thread_ts` (both optional) filters shared by /sent and /wait. */

@@ -4,7 +4,7 @@ import type { EventHub } from './event-hub.ts';
 import type { SlackStore } from './slack-store.ts';
 import { slackWorkspace, type SlackDeliveryAttempt, type SlackEvent, type SlackEventEnvelope, type SlackRetryReason } from './slack-types.ts';
 import { describeFetchError, elapsed, parseAnswer } from './outbound-answer.ts';
-import { PostTimeoutError, postToGateway } from './outbound-post.ts';
+import { PostTimeoutError, postToGateway, type GatewayPost } from './outbound-post.ts';
 
 const tsPattern = /^\d+\.\d+$/;
 
@@ -49,7 +49,7 @@ export function buildEventEnvelope(store: SlackStore, input: SlackEventInput, fi
   const type = input.type ?? (channelType === 'im' ? 'message' : 'app_mention');
   const eventTs = store.takeTs();
   const ts = input.ts ?? eventTs;
-  const event = buildEvent(input, type, channelType, ts, eventTs);
+  const event = buildEvent(input, { type, channelType, ts, eventTs });
   if (files && files.length > 0) {
     Object.assign(event, { files, upload: false, display_as_bot: false });
     // A DM message that shares files comes as subtype file_share; an app_mention carries them without one.
@@ -70,7 +70,16 @@ export function buildEventEnvelope(store: SlackStore, input: SlackEventInput, fi
   return { envelope, ts };
 }
 
-function buildEvent(input: SlackEventInput, type: 'message' | 'app_mention', channelType: string, ts: string, eventTs: string): SlackEvent {
+/** What the envelope already decided for the event: its type, channel type, the message's ts and the event's own ts. */
+interface EventShape {
+  type: 'message' | 'app_mention';
+  channelType: string;
+  ts: string;
+  eventTs: string;
+}
+
+function buildEvent(input: SlackEventInput, shape: EventShape): SlackEvent {
+  const { type, channelType, ts, eventTs } = shape;
   const { user, text, channel } = input;
   const thread = input.thread_ts !== undefined ? { thread_ts: input.thread_ts } : {};
   const bot = input.bot_id !== undefined ? { bot_id: input.bot_id, app_id: input.bot_id === slackWorkspace.botId ? slackWorkspace.appId : `A${input.bot_id.slice(1)}` } : {};
@@ -135,6 +144,13 @@ export function signSlackRequest(secret: string, body: string, mode: SigningMode
   return { 'X-Slack-Request-Timestamp': timestamp, 'X-Slack-Signature': signature };
 }
 
+/** What a Request URL delivery reads its ack timeout from, records into and stops on. */
+export interface DeliveryDeps {
+  store: SlackStore;
+  hub: EventHub;
+  shutdown: AbortSignal;
+}
+
 export interface DeliveryOptions {
   url: string;
   secret: string;
@@ -152,7 +168,8 @@ export interface DeliveryOptions {
  * timeout, then retried (at once, in the sim) with X-Slack-Retry-Num and
  * X-Slack-Retry-Reason, unless the answer says X-Slack-No-Retry: 1.
  */
-export async function deliverToRequestUrl(store: SlackStore, hub: EventHub, body: string, options: DeliveryOptions, shutdown: AbortSignal): Promise<SlackDeliveryAttempt[]> {
+export async function deliverToRequestUrl(deps: DeliveryDeps, body: string, options: DeliveryOptions): Promise<SlackDeliveryAttempt[]> {
+  const { store, hub, shutdown } = deps;
   const attempts: SlackDeliveryAttempt[] = [];
   let reason: SlackRetryReason | undefined = options.firstRetry?.reason;
   for (let retryNum = options.firstRetry?.num ?? 0; retryNum <= maxRetries; retryNum++) {
@@ -162,7 +179,7 @@ export async function deliverToRequestUrl(store: SlackStore, hub: EventHub, body
       ...signSlackRequest(options.secret, body, options.signing),
       ...(reason !== undefined ? { 'X-Slack-Retry-Num': String(retryNum), 'X-Slack-Retry-Reason': reason } : {}),
     };
-    const { attempt, noRetry } = await postOnce(options.url, headers, body, store.ackTimeoutMs, shutdown);
+    const { attempt, noRetry } = await postOnce({ url: options.url, headers, body }, store.ackTimeoutMs, shutdown);
     attempts.push({ ...attempt, retryNum, ...(reason !== undefined ? { retryReason: reason } : {}) });
     if (attempt.status >= 200 && attempt.status < 300) break;
     if (!options.retryOnFailure || noRetry || shutdown.aborted) break;
@@ -172,16 +189,10 @@ export async function deliverToRequestUrl(store: SlackStore, hub: EventHub, body
   return attempts;
 }
 
-async function postOnce(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-  shutdown: AbortSignal,
-): Promise<{ attempt: Omit<SlackDeliveryAttempt, 'retryNum'>; noRetry: boolean }> {
+async function postOnce(post: GatewayPost, timeoutMs: number, shutdown: AbortSignal): Promise<{ attempt: Omit<SlackDeliveryAttempt, 'retryNum'>; noRetry: boolean }> {
   const startedAt = performance.now();
   try {
-    const answer = await postToGateway(url, headers, body, timeoutMs, shutdown);
+    const answer = await postToGateway(post, timeoutMs, shutdown);
     return {
       attempt: { status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt) },
       noRetry: answer.headers['x-slack-no-retry'] === '1',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readOptionalString, type Params } from './telegram-params.ts';
-import type { MethodContext, MethodOutcome } from './telegram-methods.ts';
+import type { MethodContext, MethodOutcome } from './telegram-method-types.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { badRequest, type TelegramUpdate, type TelegramUser } from './telegram-types.ts';
 

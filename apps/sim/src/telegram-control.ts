@@ -28,31 +28,40 @@ type Query = Record<string, unknown>;
 
 /** `/control/telegram/*`: inject user messages, inspect what the bot did, arm faults. */
 export async function registerTelegramControl(app: FastifyInstance, deps: TelegramControlDeps): Promise<void> {
-  const { store, hub, shutdown } = deps;
+  registerUserActionRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerTelegramReadingRoutes(app, deps);
+  registerMethodFaultRoutes(app, deps.store, { path: '/control/telegram/faults', minRetryAfter: 1, refusesMarkup: true });
+}
 
-  /** Delivers like Telegram: to the webhook when one is set, else queued for getUpdates. */
-  const send = async (update: TelegramUpdate, secretToken: string | null | undefined) => {
-    const url = store.webhook.url;
-    if (url === undefined) {
-      store.enqueue(update);
-      return { update, delivered: false, queued: true };
-    }
-    hub.publish('telegram.update', { update, queued: false });
-    const result = await deliverUpdate(store, hub, url, prepareDelivery(store, update, secretToken), shutdown);
-    return {
-      update,
-      delivered: result.status >= 200 && result.status < 300,
-      status: result.status,
-      body: result.body,
-      ackMs: result.ackMs,
-      postedAt: result.postedAt,
-      ...(result.error ? { error: result.error } : {}),
-    };
+/** Delivers like Telegram: to the webhook when one is set, else queued for getUpdates. */
+async function sendUpdate(deps: TelegramControlDeps, update: TelegramUpdate, secretToken: string | null | undefined) {
+  const { store, hub } = deps;
+  const url = store.webhook.url;
+  if (url === undefined) {
+    store.enqueue(update);
+    return { update, delivered: false, queued: true };
+  }
+  hub.publish('telegram.update', { update, queued: false });
+  const result = await deliverUpdate(deps, url, prepareDelivery(store, update, secretToken));
+  return {
+    update,
+    delivered: result.status >= 200 && result.status < 300,
+    status: result.status,
+    body: result.body,
+    ackMs: result.ackMs,
+    postedAt: result.postedAt,
+    ...(result.error ? { error: result.error } : {}),
   };
+}
+
+/** What a Telegram user does: send a message, press an inline button (and what the bot answered to the press). */
+function registerUserActionRoutes(app: FastifyInstance, deps: TelegramControlDeps): void {
+  const { store } = deps;
 
   app.post('/control/telegram/updates', async (request) => {
     const input = parseBody(inboundMessageSchema, request.body);
-    return send(buildMessageUpdate(store, input, deps.media), input.secret_token);
+    return sendUpdate(deps, buildMessageUpdate(store, input, deps.media), input.secret_token);
   });
 
   // A user presses an inline button under one of the bot's messages: a callback_query update, delivered like messages.
@@ -65,12 +74,17 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
       if (error instanceof TelegramApiError) throw new SimError('SIM_NO_SUCH_BUTTON', error.description, 404);
       throw error;
     }
-    const sent = await send(update, input.secret_token);
+    const sent = await sendUpdate(deps, update, input.secret_token);
     const id = update.callback_query?.id;
     return { ...sent, answer: store.callbackAnswers.find((answer) => answer.callback_query_id === id) ?? null };
   });
 
   app.get('/control/telegram/callback-answers', async () => store.callbackAnswers);
+}
+
+/** The webhook as Telegram holds it: its settings, the updates it failed to deliver, and resending them. */
+function registerWebhookRoutes(app: FastifyInstance, deps: TelegramControlDeps): void {
+  const { store } = deps;
 
   app.post('/control/telegram/redeliver', async (request) => {
     const { update_id: updateId } = parseBody(redeliverSchema, request.body ?? {});
@@ -79,7 +93,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     if (updateId !== undefined && !store.undelivered.some((entry) => entry.update.update_id === updateId)) {
       throw new SimError('SIM_UNKNOWN_UPDATE', `update ${updateId} is not in the undelivered list`, 404);
     }
-    return redeliver(store, hub, url, updateId, shutdown);
+    return redeliver(deps, url, updateId);
   });
 
   app.get('/control/telegram/undelivered', async () => store.undelivered.map((entry) => entry.update));
@@ -90,6 +104,11 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     queued: store.queue.length,
     undelivered: store.undelivered.length,
   }));
+}
+
+/** What the bot did: messages sent (and a long poll for the next ones), chat actions, reactions. */
+function registerTelegramReadingRoutes(app: FastifyInstance, deps: TelegramControlDeps): void {
+  const { store, hub, shutdown } = deps;
 
   app.get('/control/telegram/sent', async (request) => selectSent(store, request.query as Query));
 
@@ -106,7 +125,7 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
       const ready = after === undefined ? all.length >= count : all.filter((record) => record.message_id > after).length >= count;
       return ready ? selectSent(store, query) : undefined;
     };
-    const sent = await waitUntil(hub, simEventName, check, timeoutMs, signal);
+    const sent = await waitUntil(check, { emitter: hub, eventName: simEventName, timeoutMs, signal });
     if (sent) return sent;
     return reply.code(408).send({ error: 'timeout', code: 'SIM_WAIT_TIMEOUT', sent: selectSent(store, query) });
   });
@@ -124,8 +143,6 @@ export async function registerTelegramControl(app: FastifyInstance, deps: Telegr
     const emoji = chatId !== undefined && messageId !== undefined ? store.reactions.on(`${String(chatId)}:${messageId}`) : [];
     return { emoji, calls: store.reactions.calls, all: store.reactions.all() };
   });
-
-  registerMethodFaultRoutes(app, '/control/telegram/faults', store, 1, true);
 }
 
 /** `chat_id` (optional) and `after_message_id` (optional) filters shared by /sent and /wait. */

@@ -1,6 +1,6 @@
 import { waitUntil } from './abortable.ts';
 import { simEventName, type EventHub } from './event-hub.ts';
-import type { MethodContext, MethodOutcome } from './telegram-methods.ts';
+import type { MethodContext, MethodOutcome } from './telegram-method-types.ts';
 import { readOptionalInt } from './telegram-params.ts';
 import type { TelegramStore } from './telegram-store.ts';
 import { TelegramApiError, badRequest, type TelegramUpdate } from './telegram-types.ts';
@@ -37,7 +37,7 @@ export function createGetUpdates(hub: EventHub) {
         const ready = store.queue.filter((update) => update.update_id >= from).slice(0, limit);
         return ready.length > 0 ? ready : undefined;
       };
-      const updates = (await waitUntil(hub, simEventName, pick, timeoutSeconds * 1000, stop)) ?? [];
+      const updates = (await waitUntil(pick, { emitter: hub, eventName: simEventName, timeoutMs: timeoutSeconds * 1000, signal: stop })) ?? [];
       if (poll.signal.aborted && poll.signal.reason === conflictReason) {
         throw new TelegramApiError(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running');
       }

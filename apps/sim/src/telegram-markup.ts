@@ -43,97 +43,112 @@ interface OpenEntity {
   index: number;
 }
 
+/** Where a MarkdownV2 parse stands: the position, the visible text so far, and the entities still open. */
+interface V2Cursor {
+  text: string;
+  index: number;
+  out: string;
+  open: OpenEntity[];
+}
+
 /** MarkdownV2 (Bot API "Formatting options"): every reserved character outside markup must be escaped. */
 export function parseMarkdownV2(text: string): string {
-  const open: OpenEntity[] = [];
-  let out = '';
-  let index = 0;
+  const cursor: V2Cursor = { text, index: 0, out: '', open: [] };
   let atLineStart = true;
-
-  const toggle = (kind: OpenEntity['kind'], width: number) => {
-    const top = open[open.length - 1];
-    if (top?.kind === kind) open.pop();
-    else if (open.some((entity) => entity.kind === kind)) {
-      throw new MarkupError(`Can't find end of ${top?.kind ?? kind} entity at byte offset ${byteOffset(text, top?.index ?? index)}`);
-    } else open.push({ kind, index });
-    index += width;
-  };
-
-  while (index < text.length) {
-    const char = text[index] as string;
-    const next = text[index + 1];
+  while (cursor.index < text.length) {
+    const char = text[cursor.index] as string;
     const lineStart = atLineStart;
     atLineStart = char === '\n';
-
-    if (char === '\\') {
-      const code = next === undefined ? 0 : next.charCodeAt(0);
-      if (code < 1 || code > 126) throw reservedCharacter('\\');
-      out += next;
-      index += 2;
-      continue;
-    }
-    if (char === '`') {
-      const fence = text.startsWith('```', index);
-      const result = readCode(text, index, fence);
-      out += result.content;
-      index = result.end;
-      continue;
-    }
-    if (lineStart && text.startsWith('**>', index)) {
-      index += 3; // expandable block quotation
-      continue;
-    }
-    if (lineStart && char === '>') {
-      index += 1; // block quotation line
-      continue;
-    }
-    if (char === '*') {
-      toggle('Bold', 1);
-      continue;
-    }
-    if (char === '_') {
-      if (next === '_') toggle('Underline', 2);
-      else toggle('Italic', 1);
-      continue;
-    }
-    if (char === '~') {
-      toggle('Strikethrough', 1);
-      continue;
-    }
-    if (char === '|' && next === '|') {
-      toggle('Spoiler', 2);
-      continue;
-    }
-    if (char === '[') {
-      open.push({ kind: 'TextUrl', index });
-      index += 1;
-      continue;
-    }
-    if (char === '!' && next === '[') {
-      open.push({ kind: 'CustomEmoji', index });
-      index += 2;
-      continue;
-    }
-    if (char === ']') {
-      const top = open[open.length - 1];
-      if (top?.kind !== 'TextUrl' && top?.kind !== 'CustomEmoji') throw reservedCharacter(']');
-      open.pop();
-      if (next !== '(') {
-        if (top.kind === 'CustomEmoji') throw new MarkupError(`Custom emoji entity must contain a tg://emoji URL`);
-        index += 1; // "[text]" without a URL is kept as plain text
-        continue;
-      }
-      index = skipLinkTarget(text, index + 2);
-      continue;
-    }
+    if (readEscapeOrCode(cursor, char) || skipQuoteMarker(cursor, lineStart) || readStyleMarker(cursor, char) || readLinkMarker(cursor, char)) continue;
     if (reservedV2.has(char)) throw reservedCharacter(char);
-    out += char;
-    index += 1;
+    cursor.out += char;
+    cursor.index += 1;
   }
-
-  const unclosed = open[open.length - 1];
+  const unclosed = cursor.open[cursor.open.length - 1];
   if (unclosed) throw new MarkupError(`Can't find end of ${unclosed.kind} entity at byte offset ${byteOffset(text, unclosed.index)}`);
-  return out;
+  return cursor.out;
+}
+
+/** '\\' makes the next ASCII character plain; '`' starts code or a ``` block, whose content is shown as written. */
+function readEscapeOrCode(cursor: V2Cursor, char: string): boolean {
+  const { text, index } = cursor;
+  if (char === '\\') {
+    const next = text[index + 1];
+    const code = next === undefined ? 0 : next.charCodeAt(0);
+    if (code < 1 || code > 126) throw reservedCharacter('\\');
+    cursor.out += next;
+    cursor.index += 2;
+    return true;
+  }
+  if (char !== '`') return false;
+  const result = readCode(text, index, text.startsWith('```', index));
+  cursor.out += result.content;
+  cursor.index = result.end;
+  return true;
+}
+
+/** Block quotation markers at the start of a line show nothing. */
+function skipQuoteMarker(cursor: V2Cursor, lineStart: boolean): boolean {
+  if (!lineStart) return false;
+  if (cursor.text.startsWith('**>', cursor.index)) {
+    cursor.index += 3; // expandable block quotation
+    return true;
+  }
+  if (cursor.text[cursor.index] === '>') {
+    cursor.index += 1; // block quotation line
+    return true;
+  }
+  return false;
+}
+
+/** Bold '*', italic '_', underline '__', strikethrough '~' and spoiler '||' each open or close their entity. */
+function readStyleMarker(cursor: V2Cursor, char: string): boolean {
+  const next = cursor.text[cursor.index + 1];
+  if (char === '*') toggle(cursor, 'Bold', 1);
+  else if (char === '_' && next === '_') toggle(cursor, 'Underline', 2);
+  else if (char === '_') toggle(cursor, 'Italic', 1);
+  else if (char === '~') toggle(cursor, 'Strikethrough', 1);
+  else if (char === '|' && next === '|') toggle(cursor, 'Spoiler', 2);
+  else return false;
+  return true;
+}
+
+/** Closes `kind` when it is the innermost open entity, opens it when it is not open; closing across another entity is an error. */
+function toggle(cursor: V2Cursor, kind: OpenEntity['kind'], width: number): void {
+  const { open, text, index } = cursor;
+  const top = open[open.length - 1];
+  if (top?.kind === kind) open.pop();
+  else if (open.some((entity) => entity.kind === kind)) {
+    throw new MarkupError(`Can't find end of ${top?.kind ?? kind} entity at byte offset ${byteOffset(text, top?.index ?? index)}`);
+  } else open.push({ kind, index });
+  cursor.index += width;
+}
+
+/** '[text](url)' and '![emoji](tg://emoji?id=…)': the brackets open and close an entity, the target in '(…)' is not shown. */
+function readLinkMarker(cursor: V2Cursor, char: string): boolean {
+  const { text, index, open } = cursor;
+  const next = text[index + 1];
+  if (char === '[') {
+    open.push({ kind: 'TextUrl', index });
+    cursor.index += 1;
+    return true;
+  }
+  if (char === '!' && next === '[') {
+    open.push({ kind: 'CustomEmoji', index });
+    cursor.index += 2;
+    return true;
+  }
+  if (char !== ']') return false;
+  const top = open[open.length - 1];
+  if (top?.kind !== 'TextUrl' && top?.kind !== 'CustomEmoji') throw reservedCharacter(']');
+  open.pop();
+  if (next !== '(') {
+    if (top.kind === 'CustomEmoji') throw new MarkupError(`Custom emoji entity must contain a tg://emoji URL`);
+    cursor.index += 1; // "[text]" without a URL is kept as plain text
+    return true;
+  }
+  cursor.index = skipLinkTarget(text, index + 2);
+  return true;
 }
 
 // Inside code only '`' and '\' are special; a fence may start with a language line.

@@ -2,24 +2,8 @@ import { answerCallbackQuery, checkInlineKeyboard } from './telegram-buttons.ts'
 import { MarkupError, isParseMode, renderPlainText, type ParseMode } from './telegram-markup.ts';
 import { preciseNow } from './precise-clock.ts';
 import { readBoolean, readChatId, readOptionalInt, readOptionalObject, readOptionalString, type Params } from './telegram-params.ts';
-import type { TelegramStore } from './telegram-store.ts';
+import type { MethodContext, MethodHandler, MethodOutcome } from './telegram-method-types.ts';
 import { badRequest, type SentRecord, type TelegramMessage } from './telegram-types.ts';
-
-export interface MethodContext {
-  store: TelegramStore;
-  params: Params;
-  /** The token from the URL, used for getMe when no token is configured. */
-  token: string;
-  signal: AbortSignal;
-}
-
-/** A successful call: `result`, plus the `description` some methods carry ("Webhook was set"). */
-export interface MethodOutcome {
-  result: unknown;
-  description?: string;
-}
-
-export type MethodHandler = (context: MethodContext) => MethodOutcome | Promise<MethodOutcome>;
 
 const maxTextLength = 4096;
 const chatActions = new Set([

@@ -10,6 +10,13 @@ export const secretHeaderName = 'X-Telegram-Bot-Api-Secret-Token';
 /** How long the sim waits for a webhook answer before counting it as failed. */
 const webhookTimeoutMs = 30_000;
 
+/** What a webhook delivery records into and stops on. */
+export interface WebhookDeps {
+  store: TelegramStore;
+  hub: EventHub;
+  shutdown: AbortSignal;
+}
+
 export interface DeliveryResult {
   update_id: number;
   /** 0 when no HTTP answer came (refused, reset, timed out). */
@@ -36,20 +43,15 @@ export function prepareDelivery(store: TelegramStore, update: TelegramUpdate, se
  * network error keeps it in the undelivered list (Telegram would retry it);
  * a 2xx removes it.
  */
-export async function deliverUpdate(
-  store: TelegramStore,
-  hub: EventHub,
-  url: string,
-  entry: PendingDelivery,
-  shutdown: AbortSignal,
-): Promise<DeliveryResult> {
+export async function deliverUpdate(deps: WebhookDeps, url: string, entry: PendingDelivery): Promise<DeliveryResult> {
+  const { store, hub } = deps;
   const startedAt = performance.now();
   const postedAt = preciseNow();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (entry.secretHeader !== undefined) headers[secretHeaderName] = entry.secretHeader;
   let result: DeliveryResult;
   try {
-    const answer = await postToGateway(url, headers, entry.bytes, webhookTimeoutMs, shutdown);
+    const answer = await postToGateway({ url, headers, body: entry.bytes }, webhookTimeoutMs, deps.shutdown);
     result = { update_id: entry.update.update_id, status: answer.status, body: parseAnswer(answer.text), ackMs: elapsed(startedAt), postedAt };
   } catch (error) {
     result = { update_id: entry.update.update_id, status: 0, body: null, ackMs: elapsed(startedAt), postedAt, error: describeFetchError(error) };
@@ -66,15 +68,9 @@ export async function deliverUpdate(
 }
 
 /** Re-sends undelivered updates oldest first, one at a time, as Telegram keeps per-chat order. */
-export async function redeliver(
-  store: TelegramStore,
-  hub: EventHub,
-  url: string,
-  updateId: number | undefined,
-  shutdown: AbortSignal,
-): Promise<DeliveryResult[]> {
-  const entries = store.undelivered.filter((entry) => updateId === undefined || entry.update.update_id === updateId);
+export async function redeliver(deps: WebhookDeps, url: string, updateId: number | undefined): Promise<DeliveryResult[]> {
+  const entries = deps.store.undelivered.filter((entry) => updateId === undefined || entry.update.update_id === updateId);
   const results: DeliveryResult[] = [];
-  for (const entry of entries) results.push(await deliverUpdate(store, hub, url, entry, shutdown));
+  for (const entry of entries) results.push(await deliverUpdate(deps, url, entry));
   return results;
 }

@@ -21,7 +21,7 @@ const nonceMaxLength = 25;
  */
 export function createDiscordRestSender(options: DiscordSenderOptions, shape: SenderShape): FullSender {
   const client = createRestClient(options);
-  // Each method reads its target inside an async function, so a malformed target rejects the call as before, never throws.
+  // Each method reads its target inside an async function: a malformed target rejects the call (REJECTED), it never throws.
   return {
     ...shape,
     sendText: async (rawTarget, text, sendOptions = {}) => sendText(client, readDiscordReplyTarget(rawTarget), text, sendOptions),

@@ -15,8 +15,8 @@ declare module 'fastify' {
   }
 }
 
-/** What the admin routes work with, built once per gateway. */
-export interface AdminContext {
+/** What the gateway hands the admin API (register-admin.ts). */
+export interface AdminDeps {
   config: GatewayConfig;
   db: Database;
   queue: TurnQueue;
@@ -24,6 +24,10 @@ export interface AdminContext {
   redis: RedisClient;
   log: Logger;
   metrics: GatewayMetrics;
+}
+
+/** What the admin routes work with, built once per gateway. */
+export interface AdminContext extends AdminDeps {
   tokens: readonly AdminToken[];
   /** Reset, suspend, resume, delete, busy mode, runtime, stop and compact: the same actions the chat commands reach. */
   actions: ConversationActions;

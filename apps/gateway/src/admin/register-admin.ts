@@ -1,19 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig } from '@switchboard/config';
-import type { Database } from '@switchboard/db';
-import type { Logger } from '@switchboard/logger';
-import type { TurnQueue } from '@switchboard/queue';
-import type { RedisClient } from '@switchboard/queue';
-import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-
-export interface AdminDeps {
-  config: GatewayConfig;
-  db: Database;
-  queue: TurnQueue;
-  redis: RedisClient;
-  log: Logger;
-  metrics: GatewayMetrics;
-}
+import type { AdminDeps } from './admin-context.ts';
 
 /**
  * Everything under /admin (docs/admin.md). With ADMIN_TOKEN unset nothing is

@@ -54,7 +54,7 @@ export async function answerButtonPress(deps: ApprovalDeps, press: ButtonPress):
   if (decision.kind !== 'decided') return { kind: 'refused', reason: decision.kind, text: refusalText(decision) };
   const line = renderApprovalDecision(parsed.choice, press.userId);
   const target = readQuestionTarget(decision.approval);
-  if (target) await tellConversation(deps, decision.approval.conversationId, press.platform, target, line);
+  if (target) await tellConversation(deps, { conversationId: decision.approval.conversationId, platform: press.platform, target, text: line });
   await signalDecided(deps, decision.approval);
   return { kind: 'decided', text: line, approval: decision.approval };
 }
@@ -90,7 +90,7 @@ export async function answerApprovalCommand(
         });
   const decided = choice !== null && decision?.kind === 'decided';
   const reply = choice === null ? approvalReplies.unknownArgs : decision?.kind === 'decided' ? renderApprovalDecision(choice, message.userId) : refusalText(decision);
-  if (decided || (await refusalMaySpeak())) await tellConversation(deps, stored.conversationId, message.platform, message.replyTarget, reply);
+  if (decided || (await refusalMaySpeak())) await tellConversation(deps, { conversationId: stored.conversationId, platform: message.platform, target: message.replyTarget, text: reply });
   if (decision?.kind === 'decided') await signalDecided(deps, decision.approval);
   else await publishApprovalSignal(deps.redis, deps.redisPrefix, { kind: 'notice', conversationId: stored.conversationId, approvalId: 0 }).catch(() => undefined);
   return 'accepted';
@@ -111,9 +111,13 @@ function refusalText(decision: Exclude<ApprovalDecision, { kind: 'decided' }> | 
   }
 }
 
+/** One line for a conversation: where it goes and what it says. */
+type ConversationNotice = Parameters<typeof queueConversationNotice>[1];
+
 /** The line goes out through the outbox: the waiting worker sends it at once; else whoever holds the conversation next (or the sweep). */
-async function tellConversation(deps: ApprovalDeps, conversationId: number, platform: string, target: Record<string, unknown>, text: string): Promise<void> {
-  await queueConversationNotice(deps.db, { conversationId, platform, target, text });
+async function tellConversation(deps: ApprovalDeps, notice: ConversationNotice): Promise<void> {
+  const { conversationId } = notice;
+  await queueConversationNotice(deps.db, notice);
   await enqueueWake(deps.queue, { conversationId, inboundEventId: null, reason: 'outbox' }, `approval-${conversationId}-${Date.now()}`).catch((err: unknown) =>
     deps.log.warn({ err, conversationId }, 'approval reply queued, wake-up not enqueued; the sweep delivers it'),
   );

@@ -1,10 +1,17 @@
 import { decidePairingRequest, generatePairingCode, renderPairingCodeNotice, resolveConversationKey } from '@switchboard/core';
-import { requestPairing } from '@switchboard/db';
+import { requestPairing, type Database } from '@switchboard/db';
+import type { Logger } from '@switchboard/logger';
 import type { InboundMessage } from '@switchboard/platforms';
-import { enqueueWake } from '@switchboard/queue';
-import type { AdmissionDeps } from './admission.ts';
+import { enqueueWake, type TurnQueue } from '@switchboard/queue';
 
 export type PairingOffer = 'issued' | 'reminded' | 'quiet' | 'denied';
+
+/** What offering a code uses (a part of admission's deps, so this module need not import admission.ts). */
+export interface PairingOfferDeps {
+  db: Database;
+  queue: TurnQueue;
+  log: Logger;
+}
 
 /**
  * An unknown user's direct message under DM_POLICY=pairing (docs/admin.md,
@@ -14,7 +21,7 @@ export type PairingOffer = 'issued' | 'reminded' | 'quiet' | 'denied';
  * made good by the recovery sweep. Postgres failing throws, so the platform
  * is answered 503 and re-delivers (the code is not lost: the re-delivery finds it).
  */
-export async function offerPairing(deps: AdmissionDeps, message: InboundMessage): Promise<PairingOffer> {
+export async function offerPairing(deps: PairingOfferDeps, message: InboundMessage): Promise<PairingOffer> {
   const { address } = message;
   const outcome = await requestPairing(deps.db, {
     platform: message.platform,

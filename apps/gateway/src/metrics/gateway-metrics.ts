@@ -34,6 +34,22 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   // The standard process_* and nodejs_* names (event-loop lag and its percentiles included), unprefixed so stock
   // Node.js dashboards work; gateway and worker are told apart by the scrape target (job/instance labels).
   collectDefaultMetrics({ register: registry });
+  const counted = createCountedMetrics(registry);
+  registerQueueDepthGauge(registry, sources);
+  registerClusterFiguresGauge(registry, sources);
+  return {
+    registry,
+    countInbound: (platform, outcome) => counted.inbound.inc({ platform, outcome }),
+    countInboundRejected: (platform, reason) => counted.rejected.inc({ platform, reason }),
+    countAdminAuthFailure: (kind) => counted.authFailures.inc({ kind }),
+    countAdminAction: (action, result) => counted.actions.inc({ action, result }),
+    setEventClients: (count) => counted.eventClients.set(count),
+    countEventClientDropped: (reason) => counted.dropped.inc({ reason }),
+  };
+}
+
+/** The metrics the gateway keeps up to date as things happen (the others are read on scrape). */
+function createCountedMetrics(registry: Registry) {
   const inbound = new Counter({
     name: 'switchboard_inbound_events_total',
     help: 'Webhook deliveries by platform and outcome: what ingress answered (accepted, duplicate, refused, ...), or ignored, unauthorized, rejected (4xx), unavailable (503), error',
@@ -60,7 +76,10 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['reason'],
     registers: [registry],
   });
+  return { inbound, rejected, authFailures, actions, eventClients, dropped };
+}
 
+function registerQueueDepthGauge(registry: Registry, sources: GatewayMetricsSources): void {
   new Gauge({
     name: 'switchboard_queue_jobs',
     help: 'BullMQ jobs by queue and state, read on scrape',
@@ -77,7 +96,9 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       }
     },
   });
+}
 
+function registerClusterFiguresGauge(registry: Registry, sources: GatewayMetricsSources): void {
   new Gauge({
     name: 'switchboard_conversations',
     help: 'Cluster-wide figures read from Postgres on scrape: running turns, suspended conversations, conversations with input waiting',
@@ -95,16 +116,6 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       }
     },
   });
-
-  return {
-    registry,
-    countInbound: (platform, outcome) => inbound.inc({ platform, outcome }),
-    countInboundRejected: (platform, reason) => rejected.inc({ platform, reason }),
-    countAdminAuthFailure: (kind) => authFailures.inc({ kind }),
-    countAdminAction: (action, result) => actions.inc({ action, result }),
-    setEventClients: (count) => eventClients.set(count),
-    countEventClientDropped: (reason) => dropped.inc({ reason }),
-  };
 }
 
 async function withTimeout<T>(promise: Promise<T>): Promise<T> {

@@ -199,7 +199,7 @@ async function acquireChild(pool: PoolState, conversationId: number): Promise<Ac
   if (spawnedMeanwhile?.connection.isOpen) return spawnedMeanwhile;
   const full = makeRoomAtCap(pool);
   if (full) return full;
-  const child = spawnChild(conversationId, prepared.argv ?? pool.argv, { ...pool.options, env: prepared.env }, pool.logger, pool.retry);
+  const child = spawnChild(pool, conversationId, { argv: prepared.argv ?? pool.argv, env: prepared.env });
   pool.children.set(conversationId, child);
   // A child that dies between turns leaves the pool at once, so `size` counts live children.
   void child.connection.closed.then(() => {
@@ -249,9 +249,16 @@ function scheduleIdleClose(pool: PoolState, child: PooledChild): void {
   child.idleTimer.unref();
 }
 
-function spawnChild(conversationId: number, argv: string[], options: CodexPoolOptions, logger: Logger, retry: OverloadRetry): PooledChild {
-  const childLogger = logger.child({ conversationId });
-  const connection = spawnCodexConnection({ argv, env: options.env ?? {}, logger: childLogger });
+/** The command line and environment one child is started with (prepareChildEnv's). */
+interface ChildLaunch {
+  argv: string[];
+  env: CodexPoolOptions['env'];
+}
+
+function spawnChild(pool: PoolState, conversationId: number, launch: ChildLaunch): PooledChild {
+  const { options, retry } = pool;
+  const childLogger = pool.logger.child({ conversationId });
+  const connection = spawnCodexConnection({ argv: launch.argv, env: launch.env ?? {}, logger: childLogger });
   connection.setListener(createIdleListener(connection));
   void connection.closed.then((reason) => childLogger.info({ pid: connection.pid, reason }, 'codex child closed'));
   childLogger.info({ pid: connection.pid }, 'codex child started');

@@ -59,8 +59,16 @@ export function codeOfCodexError(info: unknown): AgentErrorCode {
   return /usageLimitExceeded|"httpStatusCode":429/i.test(text) ? 'MODEL_RATE_LIMITED' : 'MODEL_FAILED';
 }
 
+/** What a turn left behind when it ended: its items, its ids, and whether Codex holds its input. */
+export interface TurnRecord {
+  items: TurnItems;
+  threadId: string | undefined;
+  turnId: string | undefined;
+  inputReceived: boolean;
+}
+
 /** The turn's result: what the items made, the ids to keep, and the outcome. */
-export function resultOfTurn(end: TurnEnd, items: TurnItems, threadId: string | undefined, turnId: string | undefined, inputReceived = false): RunTurnResult {
+export function resultOfTurn(end: TurnEnd, { items, threadId, turnId, inputReceived }: TurnRecord): RunTurnResult {
   const base = {
     entries: items.entries(),
     toolIterations: items.toolIterations,

@@ -110,7 +110,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
     markAccepted: () => (accepted ??= Promise.resolve(request.onModelAccepted?.())),
   };
   const interrupter = createInterrupter(context, state);
-  const answerer = createRequestAnswerer(context, request, state.items.find, turnOver.signal, interrupter.interrupt);
+  const answerer = createRequestAnswerer(context, request, { findItem: state.items.find, over: turnOver.signal, interrupt: interrupter.interrupt });
   connection.setListener((message) => {
     if (message.kind === 'request') answerer(message);
     else readTurnNotification(state, message.method, message.params, interrupter.sendWhenPossible);
@@ -127,7 +127,7 @@ function watchTurn(context: CodexTurnContext, request: RunTurnRequest): TurnWatc
     markReceived: () => (state.inputReceived = true),
     accept: () => state.markAccepted(),
     ended,
-    result: (end) => resultOfTurn(endOfStoppedTurn(end, state.interruptWanted), state.items, state.threadId, state.turnId, state.inputReceived),
+    result: (end) => resultOfTurn(endOfStoppedTurn(end, state.interruptWanted), state),
     dispose() {
       turnOver.abort();
       interrupter.dispose();
@@ -209,6 +209,14 @@ function showGrowingText(state: TurnState, params: unknown): void {
   state.onText?.(text);
 }
 
+/** What answering the child's requests needs of the running turn. */
+interface AnsweringTurn {
+  findItem: TurnItems['find'];
+  /** Aborted when the turn is over: a question still open is cancelled. */
+  over: AbortSignal;
+  interrupt: () => void;
+}
+
 /**
  * Answers the child's requests during a turn. Approvals are answered when the
  * user has (askUser runs beside the reader, which goes on reading); any other
@@ -217,12 +225,11 @@ function showGrowingText(state: TurnState, params: unknown): void {
 function createRequestAnswerer(
   context: CodexTurnContext,
   request: RunTurnRequest,
-  findItem: TurnItems['find'],
-  turnOver: AbortSignal,
-  interrupt: () => void,
+  turn: AnsweringTurn,
 ): (message: Extract<IncomingMessage, { kind: 'request' }>) => void {
   const { connection, logger } = context;
-  const askSignal = AbortSignal.any([request.signal, turnOver]);
+  const { findItem, interrupt } = turn;
+  const askSignal = AbortSignal.any([request.signal, turn.over]);
   return (message) => {
     const kind = approvalKindOf(message.method);
     if (!kind) {
@@ -234,11 +241,17 @@ function createRequestAnswerer(
     const answering = context.conversation.autoApprove
       ? Promise.resolve<ApprovalAnswer>({ decision: 'approved' })
       : askSafely(request.askUser, question, askSignal);
-    void answering.then((answer) => answerApproval(context, message.id, kind, answer, interrupt));
+    void answering.then((answer) => answerApproval(context, { id: message.id, kind }, answer, interrupt));
   };
 }
 
-function answerApproval(context: CodexTurnContext, id: RpcId, kind: ApprovalRequestKind, answer: ApprovalAnswer, interrupt: () => void): void {
+/** The child's approval request being answered: its JSON-RPC id and what kind of approval it asks. */
+interface AskedApproval {
+  id: RpcId;
+  kind: ApprovalRequestKind;
+}
+
+function answerApproval(context: CodexTurnContext, { id, kind }: AskedApproval, answer: ApprovalAnswer, interrupt: () => void): void {
   const decision = toWireDecision(kind, answer);
   context.logger.info({ kind, answer: answer.decision, decision }, 'codex approval answered');
   context.connection.respond(id, { decision });

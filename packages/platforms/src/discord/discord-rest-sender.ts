@@ -3,9 +3,9 @@ import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/res
 import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord-api-types/v10';
 import { PlatformError } from '../errors.ts';
 import type { FullSender, SenderShape } from '../load-on-first-use.ts';
-import type { ChoiceButton, SentMessage } from '../types.ts';
-import type { DiscordReplyTarget, DiscordSenderOptions } from './discord-sender.ts';
-import { readDiscordReplyTarget } from './reply-target.ts';
+import type { ChoiceButton, PlatformSender, SentMessage } from '../types.ts';
+import type { DiscordSenderOptions } from './discord-sender-options.ts';
+import { readDiscordReplyTarget, type DiscordReplyTarget } from './reply-target.ts';
 
 // The only module besides the gateway connection's REST call that imports @discordjs/rest and
 // discord-api-types' values; discord-sender.ts loads it on first use.
@@ -20,6 +20,30 @@ const nonceMaxLength = 25;
  * RateLimitError carrying the wait instead of sleeping inside the call).
  */
 export function createDiscordRestSender(options: DiscordSenderOptions, shape: SenderShape): FullSender {
+  const client = createRestClient(options);
+  // Each method reads its target inside an async function: a malformed target rejects the call (REJECTED), it never throws.
+  return {
+    ...shape,
+    sendText: async (rawTarget, text, sendOptions = {}) => sendText(client, readDiscordReplyTarget(rawTarget), text, sendOptions),
+    editText: async (rawTarget, platformMessageId, text, editOptions = {}) =>
+      editText(client, readDiscordReplyTarget(rawTarget), { platformMessageId, text, first: (editOptions.partIndex ?? 0) === 0 }),
+    sendWithButtons: async (rawTarget, text, buttons) => sendWithButtons(client, readDiscordReplyTarget(rawTarget), text, buttons),
+    replaceText: async (rawTarget, platformMessageId, text) => replaceText(client, readDiscordReplyTarget(rawTarget), platformMessageId, text),
+    setReaction: async (rawTarget, change) => setReaction(client, readDiscordReplyTarget(rawTarget), change),
+    sendTyping: async (rawTarget) => sendTyping(client, readDiscordReplyTarget(rawTarget)),
+  };
+}
+
+/** The REST client and how to give it the token again before a call that needs it. */
+interface DiscordRestClient {
+  rest: REST;
+  authorise(): void;
+}
+
+type SendOptions = NonNullable<Parameters<PlatformSender['sendText']>[2]>;
+type ReactionChange = Parameters<FullSender['setReaction']>[1];
+
+function createRestClient(options: DiscordSenderOptions): DiscordRestClient {
   const rest = new REST({
     api: options.apiUrl.replace(/\/+$/, ''),
     version: '10',
@@ -27,125 +51,143 @@ export function createDiscordRestSender(options: DiscordSenderOptions, shape: Se
     timeout: options.timeoutMs ?? 15_000,
     rejectOnRateLimit: () => true,
   });
-  // Part 0 of a reply answers the interaction or replies to the user's
-  // message; later parts are plain channel messages. Which part a message is
-  // comes from the outbox row (partIndex), never from this process's memory:
-  // a worker that restarts mid-reply must not take part 2 for the first
-  // and overwrite the interaction's answer with it.
-  const authorise = () => {
-    // @discordjs/rest forgets the token after any 401; set it again so one
-    // rejected call does not turn every later call into a local error.
-    rest.setToken(options.token);
+  return {
+    rest,
+    authorise: () => {
+      // @discordjs/rest forgets the token after any 401; set it again so one
+      // rejected call does not turn every later call into a local error.
+      rest.setToken(options.token);
+    },
   };
+}
 
-  async function postChannelMessage(target: DiscordReplyTarget, text: string, nonce: string | undefined, replyTo: string | undefined): Promise<SentMessage> {
-    authorise();
-    const message = (await rest.post(Routes.channelMessages(target.channelId), {
-      body: {
-        content: text,
-        // The answer may quote what users wrote; it must never ping @everyone or roles on its own.
-        allowed_mentions: { parse: [], replied_user: true },
-        // A resend of the same outbox row returns the message Discord already made (Discord's enforce_nonce).
-        ...(nonce ? { nonce, enforce_nonce: true } : {}),
-        ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
-      },
+// Part 0 of a reply answers the interaction or replies to the user's
+// message; later parts are plain channel messages. Which part a message is
+// comes from the outbox row (partIndex), never from this process's memory:
+// a worker that restarts mid-reply must not take part 2 for the first
+// and overwrite the interaction's answer with it.
+async function sendText(client: DiscordRestClient, target: DiscordReplyTarget, text: string, sendOptions: SendOptions): Promise<SentMessage> {
+  const first = (sendOptions.partIndex ?? 0) === 0;
+  const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
+  const interaction = first ? interactionOf(target) : undefined;
+  if (interaction) {
+    try {
+      // Editing the deferred "thinking…" response (what discord.js calls
+      // editReply) rather than posting a follow-up: an edit sent twice after
+      // an ambiguous failure is still one message, a follow-up is not.
+      const message = await patchInteractionResponse(client, interaction, text);
+      if (message !== 'expired') return { platformMessageId: String(message.id) };
+    } catch (error) {
+      throw toPlatformError(error, 'interaction response');
+    }
+  }
+  try {
+    return await postChannelMessage(client, target, { text, nonce, replyTo: first && !target.interactionToken ? target.messageId : undefined });
+  } catch (error) {
+    throw toPlatformError(error, 'create message');
+  }
+}
+
+/** The slash command a target answers, when it names one. */
+interface Interaction {
+  applicationId: string;
+  interactionToken: string;
+}
+
+function interactionOf(target: DiscordReplyTarget): Interaction | undefined {
+  return target.interactionToken && target.applicationId ? { applicationId: target.applicationId, interactionToken: target.interactionToken } : undefined;
+}
+
+/**
+ * Sets the text of the deferred interaction response (part 0 of a slash
+ * command's reply): 'expired' once the interaction has expired (its token lives
+ * 15 minutes; after that the answer goes to the channel instead).
+ */
+async function patchInteractionResponse(client: DiscordRestClient, interaction: Interaction, text: string): Promise<{ id: string } | 'expired'> {
+  try {
+    return (await client.rest.patch(Routes.webhookMessage(interaction.applicationId, interaction.interactionToken, '@original'), {
+      auth: false,
+      body: { content: text, allowed_mentions: { parse: [] } },
+    })) as { id: string };
+  } catch (error) {
+    if (!isExpiredInteraction(error)) throw error;
+    return 'expired';
+  }
+}
+
+async function postChannelMessage(client: DiscordRestClient, target: DiscordReplyTarget, message: { text: string; nonce: string | undefined; replyTo: string | undefined }): Promise<SentMessage> {
+  const { text, nonce, replyTo } = message;
+  client.authorise();
+  const posted = (await client.rest.post(Routes.channelMessages(target.channelId), {
+    body: {
+      content: text,
+      // The answer may quote what users wrote; it must never ping @everyone or roles on its own.
+      allowed_mentions: { parse: [], replied_user: true },
+      // A resend of the same outbox row returns the message Discord already made (Discord's enforce_nonce).
+      ...(nonce ? { nonce, enforce_nonce: true } : {}),
+      ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
+    },
+  })) as { id: string };
+  return { platformMessageId: String(posted.id) };
+}
+
+async function editText(client: DiscordRestClient, target: DiscordReplyTarget, edit: { platformMessageId: string; text: string; first: boolean }): Promise<void> {
+  const { platformMessageId, text, first } = edit;
+  try {
+    // Part 0 of a slash command's reply is the interaction's response: edited through its webhook, as sendText made it.
+    const interaction = first ? interactionOf(target) : undefined;
+    if (interaction && (await patchInteractionResponse(client, interaction, text)) !== 'expired') return;
+    client.authorise();
+    await client.rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, allowed_mentions: { parse: [], replied_user: true } } });
+  } catch (error) {
+    throw toPlatformError(error, 'edit message');
+  }
+}
+
+async function sendWithButtons(client: DiscordRestClient, target: DiscordReplyTarget, text: string, buttons: readonly ChoiceButton[]): Promise<SentMessage> {
+  client.authorise();
+  try {
+    const message = (await client.rest.post(Routes.channelMessages(target.channelId), {
+      body: { content: text, allowed_mentions: { parse: [] }, components: [toActionRow(buttons)] },
     })) as { id: string };
     return { platformMessageId: String(message.id) };
+  } catch (error) {
+    throw toPlatformError(error, 'create message');
   }
+}
 
-  return {
-    ...shape,
-    async sendText(rawTarget, text, sendOptions = {}): Promise<SentMessage> {
-      const target = readDiscordReplyTarget(rawTarget);
-      const first = (sendOptions.partIndex ?? 0) === 0;
-      const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
-      if (first && target.interactionToken && target.applicationId) {
-        try {
-          // Editing the deferred "thinking…" response (what discord.js calls
-          // editReply) rather than posting a follow-up: an edit sent twice after
-          // an ambiguous failure is still one message, a follow-up is not.
-          const message = (await rest.patch(Routes.webhookMessage(target.applicationId, target.interactionToken, '@original'), {
-            auth: false,
-            body: { content: text, allowed_mentions: { parse: [] } },
-          })) as { id: string };
-          return { platformMessageId: String(message.id) };
-        } catch (error) {
-          // The interaction token lives 15 minutes; after that the answer goes to the channel instead.
-          if (!isExpiredInteraction(error)) throw toPlatformError(error, 'interaction response');
-        }
-      }
-      try {
-        return await postChannelMessage(target, text, nonce, first && !target.interactionToken ? target.messageId : undefined);
-      } catch (error) {
-        throw toPlatformError(error, 'create message');
-      }
-    },
-    async editText(rawTarget, platformMessageId, text, editOptions = {}): Promise<void> {
-      const target = readDiscordReplyTarget(rawTarget);
-      const first = (editOptions.partIndex ?? 0) === 0;
-      try {
-        if (first && target.interactionToken && target.applicationId) {
-          // Part 0 of a slash command's reply is the interaction's response: edited through its webhook, as sendText made it.
-          try {
-            await rest.patch(Routes.webhookMessage(target.applicationId, target.interactionToken, '@original'), { auth: false, body: { content: text, allowed_mentions: { parse: [] } } });
-            return;
-          } catch (error) {
-            if (!isExpiredInteraction(error)) throw error;
-          }
-        }
-        authorise();
-        await rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, allowed_mentions: { parse: [], replied_user: true } } });
-      } catch (error) {
-        throw toPlatformError(error, 'edit message');
-      }
-    },
-    async sendWithButtons(rawTarget, text, buttons): Promise<SentMessage> {
-      const target = readDiscordReplyTarget(rawTarget);
-      authorise();
-      try {
-        const message = (await rest.post(Routes.channelMessages(target.channelId), {
-          body: { content: text, allowed_mentions: { parse: [] }, components: [toActionRow(buttons)] },
-        })) as { id: string };
-        return { platformMessageId: String(message.id) };
-      } catch (error) {
-        throw toPlatformError(error, 'create message');
-      }
-    },
-    async replaceText(rawTarget, platformMessageId, text): Promise<void> {
-      const target = readDiscordReplyTarget(rawTarget);
-      authorise();
-      try {
-        await rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, components: [] } });
-      } catch (error) {
-        throw toPlatformError(error, 'edit message');
-      }
-    },
-    async setReaction(rawTarget, change): Promise<void> {
-      const target = readDiscordReplyTarget(rawTarget);
-      if (target.userMessageId === undefined) return;
-      const { channelId, userMessageId } = target;
-      authorise();
-      // Routes.channelMessageOwnReaction takes the emoji URL-encoded (Discord's Create Reaction); a failed remove must not keep the next reaction away.
-      const route = (emoji: string) => Routes.channelMessageOwnReaction(channelId, userMessageId, encodeURIComponent(emoji));
-      const results = await Promise.allSettled([
-        change.remove !== null ? rest.delete(route(change.remove)) : undefined,
-        change.add !== null ? rest.put(route(change.add)) : undefined,
-      ]);
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed) throw toPlatformError(failed.reason, 'reaction');
-    },
-    async sendTyping(rawTarget): Promise<void> {
-      const target = readDiscordReplyTarget(rawTarget);
-      // A deferred interaction already shows "thinking…" until it is answered.
-      if (target.interactionToken) return;
-      authorise();
-      try {
-        await rest.post(Routes.channelTyping(target.channelId));
-      } catch (error) {
-        throw toPlatformError(error, 'typing');
-      }
-    },
-  };
+async function replaceText(client: DiscordRestClient, target: DiscordReplyTarget, platformMessageId: string, text: string): Promise<void> {
+  client.authorise();
+  try {
+    await client.rest.patch(Routes.channelMessage(target.channelId, platformMessageId), { body: { content: text, components: [] } });
+  } catch (error) {
+    throw toPlatformError(error, 'edit message');
+  }
+}
+
+async function setReaction(client: DiscordRestClient, target: DiscordReplyTarget, change: ReactionChange): Promise<void> {
+  if (target.userMessageId === undefined) return;
+  const { channelId, userMessageId } = target;
+  client.authorise();
+  // Routes.channelMessageOwnReaction takes the emoji URL-encoded (Discord's Create Reaction); a failed remove must not keep the next reaction away.
+  const route = (emoji: string) => Routes.channelMessageOwnReaction(channelId, userMessageId, encodeURIComponent(emoji));
+  const results = await Promise.allSettled([
+    change.remove !== null ? client.rest.delete(route(change.remove)) : undefined,
+    change.add !== null ? client.rest.put(route(change.add)) : undefined,
+  ]);
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw toPlatformError(failed.reason, 'reaction');
+}
+
+async function sendTyping(client: DiscordRestClient, target: DiscordReplyTarget): Promise<void> {
+  // A deferred interaction already shows "thinking…" until it is answered.
+  if (target.interactionToken) return;
+  client.authorise();
+  try {
+    await client.rest.post(Routes.channelTyping(target.channelId));
+  } catch (error) {
+    throw toPlatformError(error, 'typing');
+  }
 }
 
 /** One action row of buttons; a press comes back as a MESSAGE_COMPONENT interaction carrying the custom_id (at most 100 characters). */

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
-import type { DiscordReplyTarget } from './discord-sender.ts';
+
+/** Where a reply goes: what parseDiscordMessage / parseDiscordInteraction put in the reply target. */
+export interface DiscordReplyTarget {
+  channelId: string;
+  /** The user's message; the first part of the answer replies to it (guilds only). */
+  messageId?: string;
+  /** The user's message in any channel (DMs too): where the bot's status reaction goes. */
+  userMessageId?: string;
+  /** Set for slash commands: the first part answers the deferred interaction response. */
+  interactionToken?: string;
+  applicationId?: string;
+}
 
 const optionalId = z.string().optional().catch(undefined);
 // A malformed optional field is dropped rather than refused: the message still reaches the channel.

@@ -7,10 +7,9 @@ export {
   createSlackSender,
   fetchSlackAuthInfo,
   respondToSlackAction,
-  type SlackAuthInfo,
-  type SlackClientOptions,
   type SlackSenderOptions,
 } from './slack-sender.ts';
+export type { SlackAuthInfo, SlackClientOptions } from './slack-client-types.ts';
 export {
   verifySlackSignature,
   type SlackSignatureFailure,

@@ -4,15 +4,7 @@ import { deferSender, loadOnFirstUse, type SenderShape } from '../load-on-first-
 import type { PlatformSender } from '../types.ts';
 import { escapeSlackText, slackEscapeGrowth } from './escape-text.ts';
 import { renderSlackMrkdwn } from './render-mrkdwn.ts';
-
-export interface SlackClientOptions {
-  /** Bot token (`xoxb-…`). */
-  token: string;
-  /** Web API base, e.g. https://slack.com/api/ (the simulator's /api/ in tests). */
-  apiUrl: string;
-  /** Per-request timeout; 0 = none. */
-  timeoutMs?: number;
-}
+import type { SlackAuthInfo, SlackClientOptions } from './slack-client-types.ts';
 
 export interface SlackSenderOptions extends SlackClientOptions {
   /**
@@ -21,13 +13,6 @@ export interface SlackSenderOptions extends SlackClientOptions {
    * but `&` still fits once escaped.
    */
   messageLimit?: number;
-}
-
-export interface SlackAuthInfo {
-  /** The bot's user id: events it authored are ignored. */
-  userId: string;
-  botId: string | undefined;
-  teamId: string;
 }
 
 /** Slack truncates a message's text past this many characters (Slack Web API docs). */

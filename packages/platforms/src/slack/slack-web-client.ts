@@ -5,7 +5,7 @@ import { escapeSlackText } from './escape-text.ts';
 import { renderSlackMrkdwn } from './render-mrkdwn.ts';
 import type { ChoiceButton, SentMessage } from '../types.ts';
 import { readSlackReplyTarget } from './reply-target.ts';
-import type { SlackAuthInfo, SlackClientOptions } from './slack-sender.ts';
+import type { SlackAuthInfo, SlackClientOptions } from './slack-client-types.ts';
 
 // The only module that imports @slack/web-api; slack-sender.ts loads it on first use.
 

@@ -14,45 +14,6 @@ export interface TelegramSenderOptions {
 
 export function createTelegramSender(options: TelegramSenderOptions): PlatformSender & { api: Api } {
   const api = new Api(options.token, { apiRoot: options.apiRoot.replace(/\/+$/, '') });
-
-  async function send(target: Record<string, unknown>, text: string, extra: { reply_markup?: InlineKeyboardMarkup }): Promise<SentMessage> {
-    const t = readTelegramReplyTarget(target);
-    const options = {
-      ...extra,
-      ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
-      ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
-    };
-    try {
-      const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
-      return { platformMessageId: String(sent.message_id) };
-    } catch (error) {
-      // Telegram rejected the formatting ("can't parse entities", or the markup made it too long): the same words as plain text.
-      if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
-    }
-    try {
-      const sent = await api.sendMessage(t.chatId, text, options);
-      return { platformMessageId: String(sent.message_id) };
-    } catch (error) {
-      throw toPlatformError(error);
-    }
-  }
-
-  async function edit(target: Record<string, unknown>, messageId: number, text: string): Promise<void> {
-    const t = readTelegramReplyTarget(target);
-    try {
-      await api.editMessageText(t.chatId, messageId, renderTelegramHtml(text), { parse_mode: 'HTML' });
-      return;
-    } catch (error) {
-      if (isNotModified(error)) return;
-      if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
-    }
-    try {
-      await api.editMessageText(t.chatId, messageId, text);
-    } catch (error) {
-      if (!isNotModified(error)) throw toPlatformError(error);
-    }
-  }
-
   const messageLimit = Math.min(options.messageLimit ?? 4096, 4096);
   return {
     platform: 'telegram',
@@ -61,38 +22,82 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     fitsOneMessage: (text) => measureTelegramHtml(renderTelegramHtml(text)) <= messageLimit,
     typingIntervalMs: 4000,
     api,
-    sendText: (target, text) => send(target, text, {}),
-    editText: (target, platformMessageId, text) => edit(target, Number(platformMessageId), text),
-    sendWithButtons: (target, text, buttons) => send(target, text, { reply_markup: toInlineKeyboard(buttons) }),
-    async replaceText(target, platformMessageId, text): Promise<void> {
-      const t = readTelegramReplyTarget(target);
-      try {
-        // Without reply_markup the inline keyboard goes: the question can no longer be pressed.
-        await api.editMessageText(t.chatId, Number(platformMessageId), text);
-      } catch (error) {
-        throw toPlatformError(error);
-      }
-    },
-    async setReaction(target, change): Promise<void> {
-      const t = readTelegramReplyTarget(target);
-      if (t.userMessageId === undefined) return;
-      // setMessageReaction replaces the bot's whole set: the previous emoji goes without a call of its own.
-      const reaction = change.add === null ? [] : [{ type: 'emoji' as const, emoji: change.add as ReactionTypeEmoji['emoji'] }];
-      try {
-        await api.setMessageReaction(t.chatId, t.userMessageId, reaction);
-      } catch (error) {
-        throw toPlatformError(error);
-      }
-    },
-    async sendTyping(target): Promise<void> {
-      const t = readTelegramReplyTarget(target);
-      try {
-        await api.sendChatAction(t.chatId, 'typing', t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {});
-      } catch (error) {
-        throw toPlatformError(error);
-      }
-    },
+    sendText: (target, text) => sendMessage(api, target, text, {}),
+    editText: (target, platformMessageId, text) => editMessage(api, target, Number(platformMessageId), text),
+    sendWithButtons: (target, text, buttons) => sendMessage(api, target, text, { reply_markup: toInlineKeyboard(buttons) }),
+    replaceText: (target, platformMessageId, text) => replaceText(api, target, Number(platformMessageId), text),
+    setReaction: (target, change) => setReaction(api, target, change),
+    sendTyping: (target) => sendTyping(api, target),
   };
+}
+
+async function sendMessage(api: Api, target: Record<string, unknown>, text: string, extra: { reply_markup?: InlineKeyboardMarkup }): Promise<SentMessage> {
+  const t = readTelegramReplyTarget(target);
+  const options = {
+    ...extra,
+    ...(t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {}),
+    ...(t.replyToMessageId !== undefined ? { reply_parameters: { message_id: t.replyToMessageId, allow_sending_without_reply: true } } : {}),
+  };
+  try {
+    const sent = await api.sendMessage(t.chatId, renderTelegramHtml(text), { ...options, parse_mode: 'HTML' });
+    return { platformMessageId: String(sent.message_id) };
+  } catch (error) {
+    // Telegram rejected the formatting ("can't parse entities", or the markup made it too long): the same words as plain text.
+    if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+  }
+  try {
+    const sent = await api.sendMessage(t.chatId, text, options);
+    return { platformMessageId: String(sent.message_id) };
+  } catch (error) {
+    throw toPlatformError(error);
+  }
+}
+
+async function editMessage(api: Api, target: Record<string, unknown>, messageId: number, text: string): Promise<void> {
+  const t = readTelegramReplyTarget(target);
+  try {
+    await api.editMessageText(t.chatId, messageId, renderTelegramHtml(text), { parse_mode: 'HTML' });
+    return;
+  } catch (error) {
+    if (isNotModified(error)) return;
+    if (!(error instanceof GrammyError && error.error_code === 400)) throw toPlatformError(error);
+  }
+  try {
+    await api.editMessageText(t.chatId, messageId, text);
+  } catch (error) {
+    if (!isNotModified(error)) throw toPlatformError(error);
+  }
+}
+
+async function replaceText(api: Api, target: Record<string, unknown>, messageId: number, text: string): Promise<void> {
+  const t = readTelegramReplyTarget(target);
+  try {
+    // Without reply_markup the inline keyboard goes: the question can no longer be pressed.
+    await api.editMessageText(t.chatId, messageId, text);
+  } catch (error) {
+    throw toPlatformError(error);
+  }
+}
+
+async function setReaction(api: Api, target: Record<string, unknown>, change: { remove: string | null; add: string | null }): Promise<void> {
+  const t = readTelegramReplyTarget(target);
+  if (t.userMessageId === undefined) return;
+  // setMessageReaction replaces the bot's whole set: the previous emoji goes without a call of its own.
+  const reaction = change.add === null ? [] : [{ type: 'emoji' as const, emoji: change.add as ReactionTypeEmoji['emoji'] }];
+  try {
+    await api.setMessageReaction(t.chatId, t.userMessageId, reaction);
+  } catch (error) {
+    throw toPlatformError(error);
+  }
+}
+
+async function sendTyping(api: Api, target: Record<string, unknown>): Promise<void> {
+  const t = readTelegramReplyTarget(target);
+  try {
+    await api.sendChatAction(t.chatId, 'typing', t.messageThreadId !== undefined ? { message_thread_id: t.messageThreadId } : {});
+  } catch (error) {
+    throw toPlatformError(error);
+  }
 }
 
 /** Telegram refuses an edit to the text a message already has; for a streamed reply that is success. */

@@ -18,9 +18,14 @@ import {
 
 /** Reading conversations: the list, one with its session chain, and the transcript across the chain. */
 export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminContext): void {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  registerConversationListRoute(scope, ctx);
+  registerConversationDetailRoute(scope, ctx);
+  registerTranscriptRoute(scope, ctx);
+  registerApprovalListRoute(scope, ctx);
+}
 
-  app.get(
+function registerConversationListRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/conversations',
     {
       schema: {
@@ -44,8 +49,10 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
       return { items: page.items.map(viewConversation), nextCursor: page.nextCursor };
     },
   );
+}
 
-  app.get(
+function registerConversationDetailRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/conversations/:id',
     {
       schema: {
@@ -61,8 +68,10 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
       return viewDetail(detail, { busyMode: ctx.config.BUSY_INPUT_MODE, runtime: ctx.config.AGENT_RUNTIME, fullAccessAllowed: ctx.config.CODEX_ALLOW_FULL_ACCESS });
     },
   );
+}
 
-  app.get(
+function registerTranscriptRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/conversations/:id/transcript',
     {
       schema: {
@@ -97,8 +106,10 @@ export function registerConversationRoutes(scope: FastifyInstance, ctx: AdminCon
       };
     },
   );
+}
 
-  app.get(
+function registerApprovalListRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/conversations/:id/approvals',
     {
       schema: {

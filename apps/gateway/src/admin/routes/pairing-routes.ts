@@ -18,14 +18,23 @@ const tags = ['pairing'];
  * in the approval's transaction and delivered by a worker.
  */
 export function registerPairingRoutes(scope: FastifyInstance, ctx: AdminContext): void {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  app.get(
+  registerPendingPairingListRoute(scope, ctx);
+  registerApproveRoute(scope, ctx);
+  registerDenyRoute(scope, ctx);
+  registerPairedUserListRoute(scope, ctx);
+  registerRevokeRoute(scope, ctx);
+}
+
+function registerPendingPairingListRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pairings',
     { schema: { tags, summary: `Pending pairing codes an operator can approve, oldest first (at most ${listLimit})`, response: { 200: PairingList, ...errors() } } },
     async () => ({ items: (await listPendingPairings(ctx.db, listLimit)).map(viewPairing) }),
   );
+}
 
-  app.post(
+function registerApproveRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().post(
     '/pairings/:code/approve',
     {
       schema: {
@@ -62,8 +71,10 @@ export function registerPairingRoutes(scope: FastifyInstance, ctx: AdminContext)
       return { ok: true as const, platform: outcome.platform, userId: outcome.userId };
     },
   );
+}
 
-  app.post(
+function registerDenyRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().post(
     '/pairings/:code/deny',
     {
       schema: {
@@ -93,14 +104,18 @@ export function registerPairingRoutes(scope: FastifyInstance, ctx: AdminContext)
       return { ok: true as const, platform: outcome.platform, userId: outcome.userId };
     },
   );
+}
 
-  app.get(
+function registerPairedUserListRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/paired-users',
     { schema: { tags, summary: `Users allowlisted through pairing, newest first (at most ${listLimit}); the environment's *_ALLOWED_USERS are not listed`, response: { 200: PairedUserList, ...errors() } } },
     async () => ({ items: (await listPairedUsers(ctx.db, listLimit)).map(viewPairedUser) }),
   );
+}
 
-  app.delete(
+function registerRevokeRoute(scope: FastifyInstance, ctx: AdminContext): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().delete(
     '/paired-users/:platform/:userId',
     {
       schema: {

@@ -10,15 +10,23 @@ const states = ['waiting', 'active', 'delayed', 'failed', 'prioritized', 'paused
 
 /** BullMQ figures per queue, failed jobs with their error, and retrying a failed job. */
 export function registerQueueRoutes(scope: FastifyInstance, ctx: AdminContext): void {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const queues = new Map<string, TurnQueue>([[ctx.queue.name, ctx.queue]]);
-  const findQueue = (name: string) => {
-    const queue = queues.get(name);
-    if (!queue) throw new AdminError('QUEUE_NOT_FOUND', `no queue ${name}; queues: ${[...queues.keys()].join(', ')}`, { field: 'queue' });
-    return queue;
-  };
+  const queues: Queues = new Map([[ctx.queue.name, ctx.queue]]);
+  registerQueueFiguresRoute(scope, queues);
+  registerFailedJobsRoute(scope, queues);
+  registerRetryRoute(scope, ctx, queues);
+}
 
-  app.get(
+/** The queues the admin API shows, by name. */
+type Queues = ReadonlyMap<string, TurnQueue>;
+
+function findQueue(queues: Queues, name: string): TurnQueue {
+  const queue = queues.get(name);
+  if (!queue) throw new AdminError('QUEUE_NOT_FOUND', `no queue ${name}; queues: ${[...queues.keys()].join(', ')}`, { field: 'queue' });
+  return queue;
+}
+
+function registerQueueFiguresRoute(scope: FastifyInstance, queues: Queues): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/queue',
     { schema: { tags: ['queue'], summary: 'Job counts per queue and state', response: { 200: QueueFigures, ...errors(503) } } },
     async () => {
@@ -31,22 +39,26 @@ export function registerQueueRoutes(scope: FastifyInstance, ctx: AdminContext): 
       return { queues: figures };
     },
   );
+}
 
-  app.get(
+function registerFailedJobsRoute(scope: FastifyInstance, queues: Queues): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().get(
     '/queue/:queue/failed',
     {
       schema: { tags: ['queue'], summary: 'Failed jobs, newest first, with their error', params: QueueParams, querystring: FailedJobsQuery, response: { 200: FailedJobList, ...errors(400, 404, 503) } },
     },
     async (request) => {
-      const queue = findQueue(request.params.queue);
+      const queue = findQueue(queues, request.params.queue);
       const offset = request.query.offset ?? 0;
       const limit = request.query.limit ?? 50;
       const jobs = await redisCall(() => queue.getFailed(offset, offset + limit - 1));
       return { queue: queue.name, items: jobs.filter((job) => job !== undefined && job !== null).map(viewFailedJob) };
     },
   );
+}
 
-  app.post(
+function registerRetryRoute(scope: FastifyInstance, ctx: AdminContext, queues: Queues): void {
+  scope.withTypeProvider<TypeBoxTypeProvider>().post(
     '/queue/:queue/jobs/:jobId/retry',
     {
       schema: {
@@ -57,7 +69,7 @@ export function registerQueueRoutes(scope: FastifyInstance, ctx: AdminContext): 
       },
     },
     async (request) => {
-      const queue = findQueue(request.params.queue);
+      const queue = findQueue(queues, request.params.queue);
       const jobId = request.params.jobId;
       const audit = (result: string) => auditAction(ctx, ctx.db, request, { action: 'job.retry', target: `job:${queue.name}/${jobId}`, result });
       const job = await redisCall(() => queue.getJob(jobId));

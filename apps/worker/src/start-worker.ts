@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { RedisClient } from '@switchboard/queue';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
 import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime } from '@switchboard/agent';
@@ -26,7 +26,7 @@ import { createTurnRuntimes } from './turn/turn-runtime.ts';
 import { createTurnWorker } from './conversation/turn-worker.ts';
 import { createMediaReach } from './turn/media-reach.ts';
 import type { WorkerContext } from './worker-context.ts';
-import { startWorkerHeartbeat } from './liveness/worker-heartbeat.ts';
+import { startWorkerHeartbeat, type WorkerHeartbeat } from './liveness/worker-heartbeat.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
@@ -89,39 +89,59 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
   log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
 
+  const parts: WorkerParts = { config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health };
   return {
     workerId,
     url,
     metrics: ctx.metrics,
-    async close() {
-      // Stop taking jobs, give running turns the drain window to finish, then
-      // cut off what still runs (left for resume), then queues, Redis, Postgres.
-      ctx.closing = true;
-      await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
-      await sweep.stop();
-      const drained = worker.close();
-      const timer = setTimeout(() => {
-        ctx.running.stopAll('shutdown');
-      }, config.DRAIN_TIMEOUT_MS);
-      await drained;
-      clearTimeout(timer);
-      // What was still running when the drain window closed was cut off by this restart: count it once.
-      // This worker is stopping, so by the stale-turn rule its running turns are cut off, not superseded.
-      const cutOff = await cutOffRunningTurns(db.db, { workerId }, staleTurnRule(config.WORKER_DEAD_AFTER_MS).cutOff);
-      ctx.metrics.countRestartIncrements(cutOff.length);
-      if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
-      // Codex children end with the worker (terminate, then kill); their threads are resumed by the next worker's children.
-      await ctx.runtimes.close().catch((err: unknown) => log.warn({ err }, 'codex children not closed cleanly'));
-      await webhooks?.stop();
-      await heartbeat.stop();
-      await markWorkerStatus(db.db, workerId, 'stopped');
-      await health.close();
-      await queue.close();
-      subscriber.disconnect();
-      redis.disconnect();
-      await db.close();
-    },
+    close: () => closeWorker(parts),
   };
+}
+
+/** What a started worker holds and closeWorker lets go of. */
+interface WorkerParts {
+  config: WorkerConfig;
+  log: Logger;
+  workerId: string;
+  ctx: WorkerContext;
+  db: DbClient;
+  redis: RedisClient;
+  subscriber: RedisClient;
+  queue: TurnQueue;
+  worker: ReturnType<typeof createTurnWorker>;
+  sweep: ReturnType<typeof startRecoverySweep>;
+  webhooks: ReturnType<typeof startEventWebhooks> | undefined;
+  heartbeat: WorkerHeartbeat;
+  health: FastifyInstance;
+}
+
+async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health }: WorkerParts): Promise<void> {
+  // Stop taking jobs, give running turns the drain window to finish, then
+  // cut off what still runs (left for resume), then queues, Redis, Postgres.
+  ctx.closing = true;
+  await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
+  await sweep.stop();
+  const drained = worker.close();
+  const timer = setTimeout(() => {
+    ctx.running.stopAll('shutdown');
+  }, config.DRAIN_TIMEOUT_MS);
+  await drained;
+  clearTimeout(timer);
+  // What was still running when the drain window closed was cut off by this restart: count it once.
+  // This worker is stopping, so by the stale-turn rule its running turns are cut off, not superseded.
+  const cutOff = await cutOffRunningTurns(db.db, { workerId }, staleTurnRule(config.WORKER_DEAD_AFTER_MS).cutOff);
+  ctx.metrics.countRestartIncrements(cutOff.length);
+  if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
+  // Codex children end with the worker (terminate, then kill); their threads are resumed by the next worker's children.
+  await ctx.runtimes.close().catch((err: unknown) => log.warn({ err }, 'codex children not closed cleanly'));
+  await webhooks?.stop();
+  await heartbeat.stop();
+  await markWorkerStatus(db.db, workerId, 'stopped');
+  await health.close();
+  await queue.close();
+  subscriber.disconnect();
+  redis.disconnect();
+  await db.close();
 }
 
 function createSenders(config: WorkerConfig): Map<string, PlatformSender> {

@@ -46,7 +46,7 @@ async function askOnce(ctx: ApprovalContext, turn: ApprovalTurn, question: Appro
     const posted = await postQuestion(ctx, turn, inserted.approval, log);
     if (!posted) return { decision: 'unanswered' };
     const outcome = await waitForAnswer(ctx, inserted.approval, signal);
-    return await concludeQuestion(ctx, turn, inserted.approval, posted, outcome, log);
+    return await concludeQuestion(ctx, { turn, asked: inserted.approval, messageId: posted, log }, outcome);
   } catch (err) {
     log.warn({ err }, 'approval could not be asked or read; declined');
     return { decision: 'unanswered' };
@@ -77,8 +77,17 @@ async function postQuestion(ctx: ApprovalContext, turn: ApprovalTurn, approval: 
   }
 }
 
+/** A question posted in the chat: the turn that asked, its row, the platform's message id, and the turn's log. */
+interface PostedQuestion {
+  turn: ApprovalTurn;
+  asked: ApprovalRow;
+  messageId: string;
+  log: Logger;
+}
+
 /** Closes what nobody answered, edits the question (its buttons go) and maps the row to the runtime's answer. */
-async function concludeQuestion(ctx: ApprovalContext, turn: ApprovalTurn, asked: ApprovalRow, messageId: string, outcome: WaitOutcome, log: Logger): Promise<ApprovalAnswer> {
+async function concludeQuestion(ctx: ApprovalContext, question: PostedQuestion, outcome: WaitOutcome): Promise<ApprovalAnswer> {
+  const { turn, asked, messageId, log } = question;
   const row =
     outcome.kind === 'answered'
       ? outcome.approval

@@ -64,6 +64,14 @@ interface CompressionTrace {
   shrunk: boolean;
 }
 
+/** One compression under the session's lock: the conversation and session it compresses, as asked, and the trace it fills in. */
+interface CompressionRun {
+  conversationId: number;
+  session: SessionRow;
+  options: CompressionOptions;
+  trace: CompressionTrace;
+}
+
 /**
  * The one compression path (docs/compression.md): preflight, /compact and the admin
  * action all come here. `force` (a person asked) ignores the backoff and the
@@ -143,14 +151,15 @@ async function runCompression(ctx: WorkerContext, conversationId: number, option
   trace.slotWaitMs = performance.now() - waited;
   if (!releaseSlot) return { outcome: 'interrupted', oldSessionId: sessionId };
   try {
-    return await compressLocked(ctx, conversationId, session, options, trace);
+    return await compressLocked(ctx, { conversationId, session, options, trace });
   } finally {
     releaseSlot();
   }
 }
 
 /** Steps 1 and 3–5 under the session's advisory lock: plan, summarise, commit. */
-async function compressLocked(ctx: WorkerContext, conversationId: number, session: SessionRow, options: CompressionOptions, trace: CompressionTrace): Promise<CompressionResult> {
+async function compressLocked(ctx: WorkerContext, run: CompressionRun): Promise<CompressionResult> {
+  const { conversationId, session, options } = run;
   const sessionId = session.id;
   let lock: SessionLock;
   try {
@@ -182,7 +191,7 @@ async function compressLocked(ctx: WorkerContext, conversationId: number, sessio
     if (options.force && !session.compressBlocked && !hasEnoughFreshTokens(plan, messages)) return { outcome: 'nothing_to_gain', oldSessionId: sessionId };
     // The last point before the summariser is asked (docs/compression.md "Interrupts"): an interrupt during the slot wait, the lock or the read ends it here.
     if (options.signal?.aborted) return { outcome: 'interrupted', oldSessionId: sessionId };
-    return await summariseAndCommit(ctx, conversationId, session, messages, plan, trace);
+    return await summariseAndCommit(ctx, run, messages, plan);
   } finally {
     await lock.release();
   }
@@ -196,14 +205,8 @@ function hasEnoughFreshTokens(plan: CompressionPlan<CompressionSourceMessage>, m
 }
 
 /** Step 3's summary and step 4's commit (the lock is held by the caller). */
-async function summariseAndCommit(
-  ctx: WorkerContext,
-  conversationId: number,
-  session: SessionRow,
-  messages: CompressionSourceMessage[],
-  plan: CompressionPlan<CompressionSourceMessage>,
-  trace: CompressionTrace,
-): Promise<CompressionResult> {
+async function summariseAndCommit(ctx: WorkerContext, run: CompressionRun, messages: CompressionSourceMessage[], plan: CompressionPlan<CompressionSourceMessage>): Promise<CompressionResult> {
+  const { conversationId, session, trace } = run;
   const sessionId = session.id;
   const tail = findToolTail(messages);
   const unread = new Set<number>();

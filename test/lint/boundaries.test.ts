@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 // The boundaries of README's "Boundaries" section are lint rules; this proves
 // they bite on a probe file in each place, so a changed config cannot quietly
 // drop one, and that the tree as it stands keeps them.
-const boundaryRules = new Set(['no-restricted-imports', 'no-restricted-syntax']);
+// The house limits on functions (issue 32) are checked with them.
+const boundaryRules = new Set(['no-restricted-imports', 'no-restricted-syntax', 'max-lines-per-function', 'max-params']);
 
 async function lintProbe(path: string, code: string): Promise<string[]> {
   const eslint = new ESLint({ cwd: repoRoot });
@@ -101,8 +102,22 @@ describe('one database handle: db.$client only in packages/db', () => {
   });
 });
 
+describe('the house limits on functions, in all product code', () => {
+  const fiveParameters = 'export function probe(a: number, b: number, c: number, d: number, e: number): number {\n  return a + b + c + d + e;\n}\n';
+  const longBody = `export function probe(): number {\n  let n = 0;\n${'  n += 1;\n'.repeat(60)}  return n;\n}\n`;
+
+  it.each(['apps/gateway/src/lint-probe.ts', 'apps/sim/src/lint-probe.ts', 'packages/platforms/src/lint-probe.ts', 'packages/core/src/lint-probe.ts'])('refuses a fifth parameter and a 61-line function in %s', async (path) => {
+    expect(await lintProbe(path, fiveParameters)).toContain('max-params');
+    expect(await lintProbe(path, longBody)).toContain('max-lines-per-function');
+  });
+
+  it('leaves tests to their own shape', async () => {
+    expect(await lintProbe('apps/gateway/src/lint-probe.test.ts', fiveParameters + longBody.replace('probe', 'probe2'))).toEqual([]);
+  });
+});
+
 describe('the tree as it stands', () => {
-  it('keeps every boundary', async () => {
+  it('keeps every boundary and the limits on functions', async () => {
     const eslint = new ESLint({ cwd: repoRoot, ruleFilter: ({ ruleId }) => boundaryRules.has(ruleId) });
     const results = await eslint.lintFiles(['apps', 'packages']);
     const broken = results.flatMap((result) => result.messages.map((m) => `${result.filePath.slice(repoRoot.length + 1)}:${m.line} ${m.message}`));

@@ -109,6 +109,7 @@ export const meanings: Record<string, string> = {
   MAX_TOOL_ITERATIONS: 'model → tools → model rounds per turn',
   TURN_TIMEOUT_MS: 'the longest one turn may run before it is stopped and the user told (1000-3600000)',
   TOOL_WAIT_MAX_SECONDS: 'the most one wait tool call may wait (0-600)',
+  MCP_SERVERS: 'path of a JSON file {"mcpServers": {"<name>": {"command","args","env"} | {"url","headers"}, "enabledByDefault": true}}; the tools of enabled servers reach the model as <server>__<tool>; unset: no MCP servers',
   TURN_WAIT_BUDGET_SECONDS: 'the most all wait calls of one turn may wait together (0-3600)',
   USER_MAX_RUNNING_TURNS: "turns of one user running at once across all workers; the rest wait (1-1000)",
   HISTORY_CACHE_MESSAGES: 'transcript messages a worker keeps in memory across turns; 0: read the whole session every turn',

@@ -310,6 +310,8 @@ export const workerEnvSchema = z
       TOOL_WAIT_MAX_SECONDS: intInRange(60, 0, 600),
       /** The most all `wait` calls of one turn may wait together; once spent, a wait is a tool error at once. */
       TURN_WAIT_BUDGET_SECONDS: intInRange(120, 0, 3_600),
+      /** Path of the MCP servers file (docs/tools.md, "MCP tool servers"); read and checked at start, unset: no MCP at all. */
+      MCP_SERVERS: optionalSecret,
       /**
        * Turns of one platform user running at once, across all workers; a
        * conversation whose next input is from a user at the limit is deferred

@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfigOrExit, resolveModelFallbacks, workerEnvSchema } from '@switchboard/config';
+import { ConfigError, loadConfigOrExit, readMcpServersFile, resolveModelFallbacks, workerEnvSchema } from '@switchboard/config';
 import { createLogger } from '@switchboard/logger';
 import { startWorker } from './start-worker.ts';
 import { hardStopMsFor } from './stop-deadline.ts';
@@ -7,9 +7,11 @@ import { declaredDeadExitCode } from './liveness/worker-heartbeat.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 const config = loadConfigOrExit(workerEnvSchema);
-// A fallback naming an unset key variable fails here in one line, as a bad variable does (the key is never shown).
+// A fallback naming an unset key variable fails here in one line, as a bad variable does (the key is never shown);
+// so does an MCP_SERVERS file, one line per bad server.
 try {
   resolveModelFallbacks(config.MODEL_FALLBACKS, process.env);
+  if (config.MCP_SERVERS) readMcpServersFile(config.MCP_SERVERS);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`${error.message}\n`);

@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { RedisClient } from '@switchboard/queue';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
-import { createBuiltinTools, createFallbackRuntime, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime } from '@switchboard/agent';
+import { createBuiltinTools, createFallbackRuntime, createMcpToolSource, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime, type McpToolSource } from '@switchboard/agent';
 import { staleTurnRule } from '@switchboard/core';
-import { resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
+import { readMcpServersFile, resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, databaseReach, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
@@ -55,7 +55,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
-  const ctx = createContext({ config, log, workerId, db, redis, queue });
+  const mcp = await startMcpTools(config, log);
+  const ctx = createContext({ config, log, workerId, db, redis, queue, mcp });
   ctx.metrics.trackRunningTurns(() => ctx.running.size());
 
   const subscriber = await openSubscriber(ctx, log);
@@ -89,7 +90,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
   log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
 
-  const parts: WorkerParts = { config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health };
+  const parts: WorkerParts = { config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp };
   return {
     workerId,
     url,
@@ -113,9 +114,10 @@ interface WorkerParts {
   webhooks: ReturnType<typeof startEventWebhooks> | undefined;
   heartbeat: WorkerHeartbeat;
   health: FastifyInstance;
+  mcp: McpToolSource | undefined;
 }
 
-async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health }: WorkerParts): Promise<void> {
+async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp }: WorkerParts): Promise<void> {
   // Stop taking jobs, give running turns the drain window to finish, then
   // cut off what still runs (left for resume), then queues, Redis, Postgres.
   ctx.closing = true;
@@ -134,6 +136,7 @@ async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, 
   if (cutOff.length > 0) log.warn({ conversations: cutOff }, 'turns cut off by shutdown; they resume after restart');
   // Codex children end with the worker (terminate, then kill); their threads are resumed by the next worker's children.
   await ctx.runtimes.close().catch((err: unknown) => log.warn({ err }, 'codex children not closed cleanly'));
+  await mcp?.close().catch((err: unknown) => log.warn({ err }, 'MCP servers not closed cleanly'));
   await webhooks?.stop();
   await heartbeat.stop();
   await markWorkerStatus(db.db, workerId, 'stopped');
@@ -159,12 +162,33 @@ function createSenders(config: WorkerConfig): Map<string, PlatformSender> {
 }
 
 /**
+ * MCP_SERVERS (docs/tools.md, "MCP tool servers"): each enabled server
+ * started and its tools listed before the worker takes work. Unset, nothing
+ * of MCP is loaded. The file was checked by main.ts; a bad one here (an
+ * in-process worker) throws its ConfigError.
+ */
+async function startMcpTools(config: WorkerConfig, log: Logger): Promise<McpToolSource | undefined> {
+  if (!config.MCP_SERVERS) return undefined;
+  const mcp = createMcpToolSource({ servers: readMcpServersFile(config.MCP_SERVERS), log });
+  await mcp.start();
+  return mcp;
+}
+
+interface RuntimeParts {
+  config: WorkerConfig;
+  log: Logger;
+  workerId: string;
+  metrics: WorkerMetrics;
+  mcp: McpToolSource | undefined;
+}
+
+/**
  * The OpenAI runtime over MODEL_BASE_URL and then MODEL_FALLBACKS in order
  * (docs/turns.md "Model fallbacks"); with no fallbacks it is the one model as
  * before. The fallbacks' keys are read from the variables they name.
  */
-function createRuntime(config: WorkerConfig, log: Logger, workerId: string, metrics: WorkerMetrics): FallbackRuntime {
-  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }));
+function createRuntime({ config, log, workerId, metrics, mcp }: RuntimeParts): FallbackRuntime {
+  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }), mcp ? [mcp] : []);
   const fallbacks = resolveModelFallbacks(config.MODEL_FALLBACKS, process.env).map((f) => ({ baseURL: f.baseUrl, apiKey: f.apiKey, model: f.model }));
   return createFallbackRuntime({
     endpoints: [{ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME }, ...fallbacks],
@@ -200,16 +224,18 @@ interface ContextParts {
   db: DbClient;
   redis: RedisClient;
   queue: TurnQueue;
+  mcp: McpToolSource | undefined;
 }
 
-function createContext({ config, log, workerId, db, redis, queue }: ContextParts): WorkerContext {
+function createContext({ config, log, workerId, db, redis, queue, mcp }: ContextParts): WorkerContext {
   const senders = createSenders(config);
   const metrics = createWorkerMetrics();
-  const runtime = createRuntime(config, log, workerId, metrics);
+  const runtime = createRuntime({ config, log, workerId, metrics, mcp });
   const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
   // Counted on the first turn that asks, not at start: counting reads the token table, and a worker
   // that has run no turn holds none of it (docs/benchmarks.md, "Memory from the production build").
-  let fixedRequestTokens: number | undefined;
+  // Counted again when the text changes: an MCP server's tool list may (docs/tools.md).
+  let fixedRequestTokens: { text: string; tokens: number } | undefined;
   return {
     config,
     db: db.db,
@@ -217,8 +243,9 @@ function createContext({ config, log, workerId, db, redis, queue }: ContextParts
     runtimes: createTurnRuntimes(config, runtime, log.child({ workerId })),
     summariser: createSummariser({ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME, timeoutMs: config.SUMMARY_TIMEOUT_MS }),
     get fixedRequestTokens() {
-      fixedRequestTokens ??= estimateMessageTokens(config.SYSTEM_PROMPT, runtime.fixedRequestText);
-      return fixedRequestTokens;
+      const text = runtime.fixedRequestText;
+      if (fixedRequestTokens?.text !== text) fixedRequestTokens = { text, tokens: estimateMessageTokens(config.SYSTEM_PROMPT, text) };
+      return fixedRequestTokens.tokens;
     },
     senders,
     media: createMediaReach(config),

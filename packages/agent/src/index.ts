@@ -18,7 +18,11 @@ export { createTranscriber, type Transcriber, type TranscriberOptions } from './
 export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';
 export { builtinTools, calculatorTool, createBuiltinTools, createWaitTool, currentTimeTool, defaultWaitMaxSeconds, type BuiltinToolOptions } from './tools/builtin-tools.ts';
 export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinition, type TurnWaitBudget } from './tools/define-tool.ts';
-export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.ts';
+export { createToolRegistry, type ToolRegistry, type ToolSource } from './tools/tool-registry.ts';
+export { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from './mcp/mcp-tool-source.ts';
+export { defaultMcpLimits, McpCallError, type McpCallErrorCode, type McpLimits, type McpServerSpec } from './mcp/mcp-options.ts';
+export { buildMcpChildEnv } from './mcp/mcp-server-link.ts';
+export { cutToolResult, isOfferedMcpTool, mcpToolName, renderMcpResult } from './mcp/mcp-tool-results.ts';
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';
 export { createCodexPool } from './codex/codex-pool.ts';

@@ -79,7 +79,9 @@ export function createFallbackRuntime(options: FallbackRuntimeOptions): Fallback
 
   /** A runtime whose order is planned at each turn, so the cooldowns are those of that moment. */
   const runtimeOf = (chosen: ChosenModel | null): AgentRuntime => ({
-    fixedRequestText: first.last.fixedRequestText,
+    get fixedRequestText() {
+      return first.last.fixedRequestText;
+    },
     async runTurn(request) {
       const plan = planModelOrder(models, cooldownUntil, now(), chosen);
       // Checked by withModel before this runtime exists; the list of endpoints never changes.
@@ -90,7 +92,11 @@ export function createFallbackRuntime(options: FallbackRuntimeOptions): Fallback
 
   const unchosen = runtimeOf(null);
   return {
-    ...unchosen,
+    runTurn: unchosen.runTurn,
+    // A getter, not a copy: the tools offered may change between turns (MCP servers).
+    get fixedRequestText() {
+      return unchosen.fixedRequestText;
+    },
     withModel(chosen) {
       if (!chosen) return { kind: 'ready', runtime: unchosen };
       const plan = planModelOrder(models, cooldownUntil, now(), chosen);

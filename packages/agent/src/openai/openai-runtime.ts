@@ -29,8 +29,10 @@ interface StepSettings {
   client: OpenAI;
   options: OpenAiRuntimeOptions;
   retry: ModelRetryPolicy;
-  tools: ReturnType<typeof toOpenAiTools>;
 }
+
+/** The turn's offer, read once at its start: an MCP server's list change reaches the next turn, never half of one. */
+type TurnTools = ReturnType<typeof toOpenAiTools>;
 
 /** Chat-completions agent loop: model → tool calls → tool results → model, streaming, abortable. `askUser` is never called. */
 export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime {
@@ -40,10 +42,11 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
   // worker down (issue 16). The SDK does not retry: model-retry.ts does, abortably.
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
   const retry: ModelRetryPolicy = { maxRetries: options.retry?.maxRetries ?? 2, maxWaitMs: options.retry?.maxWaitMs ?? 30_000 };
-  const tools = toOpenAiTools(options.tools.definitions);
-  const settings: StepSettings = { client, options, retry, tools };
+  const settings: StepSettings = { client, options, retry };
   return {
-    fixedRequestText: JSON.stringify(tools),
+    get fixedRequestText() {
+      return JSON.stringify(toOpenAiTools(options.tools.definitions));
+    },
     runTurn: (request) => runOpenAiTurn(settings, request),
   };
 }
@@ -56,6 +59,7 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
   const interrupted = (): RunTurnResult => ({ outcome: 'interrupted', entries, toolIterations });
   // One per turn, shared by its tool calls: what one call waited, the next cannot.
   const waitBudget: TurnWaitBudget = { budgetMs: options.turnWaitBudgetMs ?? Number.POSITIVE_INFINITY, spentMs: 0 };
+  const tools = toOpenAiTools(options.tools.definitions);
 
   for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
     if (request.signal.aborted) return interrupted();
@@ -69,7 +73,7 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
 
     let step: StreamedStep;
     try {
-      step = await streamOneStep(settings, conversation.messages(), request, iteration);
+      step = await streamOneStep(settings, { messages: conversation.messages(), tools }, request, iteration);
       if (iteration === 0) conversation.dropNotes();
     } catch (error) {
       if (request.signal.aborted || error instanceof APIUserAbortError) return interrupted();
@@ -114,8 +118,8 @@ async function runToolCall(options: OpenAiRuntimeOptions, call: ToolCallEntry, s
   return { role: 'tool', toolCallId: call.id, toolName: call.name, content };
 }
 
-async function streamOneStep(settings: StepSettings, messages: ChatCompletionMessageParam[], request: RunTurnRequest, iteration: number): Promise<StreamedStep> {
-  const { client, options, retry, tools } = settings;
+async function streamOneStep(settings: StepSettings, { messages, tools }: { messages: ChatCompletionMessageParam[]; tools: TurnTools }, request: RunTurnRequest, iteration: number): Promise<StreamedStep> {
+  const { client, options, retry } = settings;
   const body = {
     model: options.model,
     messages,

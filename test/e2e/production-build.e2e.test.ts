@@ -26,7 +26,8 @@ function copyDeployment(target: string): void {
   }
 }
 
-const sdkPackages = /node_modules\/(@slack\/web-api|@discordjs\/rest|discord-api-types)\//;
+// The MCP SDK too: a worker without MCP_SERVERS loads nothing of it (packages/agent's mcp-server-link.ts imports it lazily).
+const sdkPackages = /node_modules\/(@slack\/web-api|@discordjs\/rest|discord-api-types|@modelcontextprotocol\/sdk)\//;
 
 /** Which platform SDKs the modules a process loaded carry: a package's own file, or a chunk of dist/ whose source map lists one. */
 function readLoadedSdks(loadsLog: string): string[] {

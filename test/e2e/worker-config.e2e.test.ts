@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '@switchboard/harness';
+import { createScratchDir, repoRoot } from '@switchboard/harness';
 
 /** Runs the worker's entry point as operators do and collects how it ends. */
 async function runWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; stderr: string; stdout: string }> {
@@ -48,5 +49,18 @@ describe('worker start-up configuration', () => {
     expect(unset.code).toBe(1);
     expect(unset.stderr.trim().split('\n')).toEqual(['Invalid configuration: MODEL_FALLBACKS entry 1 (backup) names SB_UNSET_FALLBACK_KEY, which is not set']);
     expect(unset.stdout).toBe('');
+  });
+
+  it('refuses a bad MCP_SERVERS file with one line per bad server and exit 1, before connecting to anything', { timeout: 40_000 }, async () => {
+    const file = join(createScratchDir('mcp-config'), 'servers.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: { good: { command: 'x' }, both: { command: 'x', url: 'https://a.example' }, none: {} } }));
+    const { code, stderr, stdout } = await runWorker({ MCP_SERVERS: file });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration:',
+      `MCP_SERVERS (${file}): server "both" has both "command" and "url"; give one`,
+      `MCP_SERVERS (${file}): server "none" has neither "command" (stdio) nor "url" (Streamable HTTP)`,
+    ]);
+    expect(stdout).toBe('');
   });
 });

@@ -1,16 +1,19 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMcpToolSource, createToolRegistry, type McpLimits, type McpServerSpec, type McpToolSource } from '@switchboard/agent';
-import { repoRoot } from '@switchboard/harness';
+import { getFreePort, repoRoot } from '@switchboard/harness';
 
 // Real servers over stdio: @modelcontextprotocol/server-everything from npm,
 // and a fixture on the SDK's own Server for the failures no npm server does on demand.
+const everythingEntry = join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const everything: McpServerSpec = {
   kind: 'stdio',
   name: 'everything',
   command: process.execPath,
-  args: [join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+  args: [everythingEntry, 'stdio'],
   env: { EVERYTHING_OWN: 'given by the entry' },
   enabledByDefault: true,
 };
@@ -27,9 +30,27 @@ async function open(servers: McpServerSpec[], limits: Partial<McpLimits> = {}) {
   return { source, registry, call };
 }
 
+const children: ChildProcess[] = [];
+
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((source) => source.close()));
+  for (const child of children.splice(0)) child.kill('SIGKILL');
 });
+
+/** server-everything over Streamable HTTP on `port`, once it says it listens. */
+async function startHttpEverything(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [everythingEntry, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let said = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      said += chunk.toString('utf8');
+      if (said.includes('listening on port')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`server-everything exited: ${said}`)));
+  });
+  return child;
+}
 
 describe('MCP tool servers over stdio', () => {
   it('offers the read-only tools of server-everything as <server>__<tool> with their JSON schemas, and calls them', async () => {
@@ -108,5 +129,22 @@ describe('MCP tool servers over stdio', () => {
     const { registry, call } = await open([{ ...fixture, enabledByDefault: false }, { ...fixture, name: 'missing', command: '/nonexistent/mcp-server' }]);
     expect(registry.definitions).toEqual([]);
     expect(await call('fixture__pid')).toBe('error: unknown tool "fixture__pid"');
+  });
+});
+
+describe('MCP tool servers over Streamable HTTP', () => {
+  it('calls server-everything over HTTP, answers an error while it is gone, and reconnects once it is back', async () => {
+    const port = await getFreePort();
+    const server = await startHttpEverything(port);
+    const http: McpServerSpec = { kind: 'http', name: 'remote', url: `http://127.0.0.1:${port}/mcp`, headers: { 'x-switchboard-test': 'yes' }, enabledByDefault: true };
+    const { registry, call } = await open([http], { backoffBaseMs: 50 });
+    expect(registry.definitions.map((d) => d.name)).toContain('remote__echo');
+    expect(await call('remote__echo', { message: 'over http' })).toBe('Echo: over http');
+
+    server.kill('SIGKILL');
+    await once(server, 'exit');
+    expect(await call('remote__echo', { message: 'gone' })).toMatch(/^error: MCP server "remote" (could not be reached|stopped during the call)/);
+    await startHttpEverything(port);
+    await vi.waitFor(async () => expect(await call('remote__echo', { message: 'back' })).toBe('Echo: back'), { timeout: 5_000, interval: 100 });
   });
 });

@@ -232,6 +232,12 @@ async function callTool(link: Link, { tool, args, signal }: CallInput): Promise<
     if (code === connectionClosed || link.state.client !== client) {
       throw new McpCallError('MCP_SERVER_EXITED', `MCP server "${server.name}" stopped during the call; it is restarted on a later call`);
     }
-    throw new McpCallError('MCP_TOOL_FAILED', `${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    // Not the server's JSON-RPC answer but the way to it (an HTTP server gone, its session lost): connect afresh later.
+    if (!(error instanceof Error && error.name === 'McpError')) {
+      await client.close().catch(() => undefined);
+      throw new McpCallError('MCP_UNAVAILABLE', `MCP server "${server.name}" could not be reached (${message}); it is reconnected on a later call`);
+    }
+    throw new McpCallError('MCP_TOOL_FAILED', message);
   }
 }

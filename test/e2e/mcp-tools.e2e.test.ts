@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScratchDir, repoRoot } from '@switchboard/harness';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createScratchDir, repoRoot, type ManagedProcess } from '@switchboard/harness';
 import { botToken, TestSystem } from '../support/system.ts';
 
 // Issue 34, point 1: a chat user reaches MCP servers through the model's tool
@@ -23,6 +23,29 @@ function writeServersFile(): string {
     }),
   );
   return file;
+}
+
+/** Pids of the live processes whose parent is `parent` (read from /proc). */
+function childrenOf(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] === String(parent);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Running, not a zombie waiting for whoever adopted it to reap it. */
+function isAlive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 interface ModelRequest {
@@ -96,5 +119,15 @@ describe('MCP tool servers through the real route', () => {
     await system.sendTelegram({ chatId, text: 'echo once more' });
     const replies = await system.waitForTelegram(chatId, 2, 20_000);
     expect(replies[1]?.text).toBe('the tool said: Echo: still here');
+  });
+
+  // Last: it kills the worker. The SDK's servers exit when their stdin closes, which the worker's death does.
+  it('leaves no stdio server behind when the worker is killed with SIGKILL', async () => {
+    const worker = system.workers[0] as ManagedProcess;
+    const servers = childrenOf(worker.child.pid!).filter((pid) => /server-everything|mcp-fixture-server/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
+    // server-everything at least; the fixture too unless it is still waiting out its backoff after the crash above.
+    expect(servers.length).toBeGreaterThanOrEqual(1);
+    await worker.stop('SIGKILL');
+    await vi.waitFor(() => expect(servers.filter(isAlive)).toEqual([]), { timeout: 10_000, interval: 100 });
   });
 });

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -146,5 +148,22 @@ describe('MCP tool servers over Streamable HTTP', () => {
     expect(await call('remote__echo', { message: 'gone' })).toMatch(/^error: MCP server "remote" (could not be reached|stopped during the call)/);
     await startHttpEverything(port);
     await vi.waitFor(async () => expect(await call('remote__echo', { message: 'back' })).toBe('Echo: back'), { timeout: 5_000, interval: 100 });
+  });
+
+  it("sends the entry's headers with its requests", async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const recorder = createServer((request, response) => {
+      seen.push(request.headers);
+      response.writeHead(503).end();
+    });
+    recorder.listen(0, '127.0.0.1');
+    await once(recorder, 'listening');
+    try {
+      const port = (recorder.address() as AddressInfo).port;
+      await open([{ kind: 'http', name: 'recorded', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer for-the-server' }, enabledByDefault: true }]);
+      expect(seen[0]?.authorization).toBe('Bearer for-the-server');
+    } finally {
+      recorder.close();
+    }
   });
 });

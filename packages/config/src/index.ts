@@ -14,3 +14,4 @@ export {
 export { meanings, readSchemaShape } from './meanings.ts';
 export { transcribeApiKeyOf } from './transcribe-key.ts';
 export { modelFallbacks, resolveModelFallbacks, type ModelFallbackEndpoint, type ModelFallbackEntry } from './model-fallbacks.ts';
+export { loadHooksFile, type HookConfig } from './hooks-file.ts';

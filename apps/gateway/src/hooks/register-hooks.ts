@@ -23,16 +23,12 @@ export async function registerHooks(app: FastifyInstance, deps: IngressDeps, hoo
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-    scope.post<{ Params: { name: string } }>(
-      '/hooks/:name',
-      {
-        // An unknown name is answered before its body is read.
-        onRequest: async (request: HookRequest, reply) => {
-          if (!byName.has(request.params.name)) return reply.code(404).send({ ok: false, error: 'HOOK_NOT_FOUND' });
-        },
-      },
-      (request: HookRequest, reply) => handleHookCall(request, reply, { deps, hook: byName.get(request.params.name) as HookConfig }),
-    );
+    scope.post<{ Params: { name: string } }>('/hooks/:name', (request: HookRequest, reply) => {
+      // Answered once the body is read, not on the head: a client still writing its body never sees its connection reset.
+      const hook = byName.get(request.params.name);
+      if (!hook) return reply.code(404).send({ ok: false, error: 'HOOK_NOT_FOUND' });
+      return handleHookCall(request, reply, { deps, hook });
+    });
   });
 }
 

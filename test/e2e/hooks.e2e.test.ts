@@ -11,7 +11,7 @@ const secrets = { ci: 'ci-hook-secret-0123456789', alerts: 'alerts-hook-secret-0
 describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
   let database: TestDatabase;
   let system: TestSystem;
-  let ids: { telegram: number; slack: number; suspended: number };
+  let ids: { telegram: number; slack: number; suspended: number; burst: number };
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -19,14 +19,17 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
       telegram: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '701', threadId: '', userScope: '' }),
       slack: await createConversation(database.url, { platform: 'slack', accountId: 'T0SIM', chatId: 'C0HOOKS', threadId: '', userScope: '' }),
       suspended: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '703', threadId: '', userScope: '' }, 'suspended'),
+      burst: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '704', threadId: '', userScope: '' }),
     };
     const hooksFile = writeHooksFile({
       ci: { secret: secrets.ci, conversationId: ids.telegram, prompt: 'CI says: {{body}}' },
       alerts: { secret: secrets.alerts, conversationId: ids.slack, prompt: 'Alert {{body}}' },
       paused: { secret: secrets.other, conversationId: ids.suspended, prompt: '{{body}}' },
       gone: { secret: secrets.other, conversationId: 999_999, prompt: '{{body}}' },
+      burst: { secret: secrets.other, conversationId: ids.burst, prompt: '{{body}}' },
     });
-    system = await TestSystem.start({ databaseUrl: database.url, slack: true, gatewayEnv: { HOOKS_FILE: hooksFile } });
+    // Three calls a minute per hook: the `ci` hook's test makes exactly three that count (a replay counts, a refused signature does not).
+    system = await TestSystem.start({ databaseUrl: database.url, slack: true, gatewayEnv: { HOOKS_FILE: hooksFile, USER_RATE_LIMIT_PER_MINUTE: '3' } });
   });
   afterAll(async () => {
     await system?.close();
@@ -85,6 +88,15 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
     const gone = await callHook(system.gateway.url, { name: 'gone', secret: secrets.other, body: 'x', deliveryId: 'g-1' });
     expect(gone).toEqual({ status: 409, body: { ok: false, error: 'HOOK_CONVERSATION_MISSING' } });
     expect(await countHookEvents()).toBe(before);
+  });
+
+  it('counts a hook as a user of its own under USER_RATE_LIMIT_PER_MINUTE: past it 429, nothing stored', async () => {
+    const answers = [];
+    for (const n of [1, 2, 3, 4]) answers.push(await callHook(system.gateway.url, { name: 'burst', secret: secrets.other, body: `call ${n}`, deliveryId: `b-${n}` }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+    expect(answers[3]?.body.error).toBe('HOOK_RATE_LIMITED');
+    const [stored] = await system.sql<{ n: number }[]>`select count(*)::int as n from inbound_events where conversation_id = ${ids.burst}`;
+    expect(stored?.n).toBe(3);
   });
 });
 

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '@switchboard/harness';
+import { discordApplicationId, waitForDiscordMessages } from '../support/discord.ts';
 import { callHook, createConversation, writeHooksFile } from '../support/hooks.ts';
 import { TestSystem } from '../support/system.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-env.ts';
@@ -11,25 +12,27 @@ const secrets = { ci: 'ci-hook-secret-0123456789', alerts: 'alerts-hook-secret-0
 describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
   let database: TestDatabase;
   let system: TestSystem;
-  let ids: { telegram: number; slack: number; suspended: number; burst: number };
+  let ids: { telegram: number; slack: number; discord: number; suspended: number; burst: number };
 
   beforeAll(async () => {
     database = await createTestDatabase();
     ids = {
       telegram: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '701', threadId: '', userScope: '' }),
       slack: await createConversation(database.url, { platform: 'slack', accountId: 'T0SIM', chatId: 'C0HOOKS', threadId: '', userScope: '' }),
+      discord: await createConversation(database.url, { platform: 'discord', accountId: discordApplicationId, chatId: '1400000000000000705', threadId: '', userScope: '' }),
       suspended: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '703', threadId: '', userScope: '' }, 'suspended'),
       burst: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '704', threadId: '', userScope: '' }),
     };
     const hooksFile = writeHooksFile({
       ci: { secret: secrets.ci, conversationId: ids.telegram, prompt: 'CI says: {{body}}' },
       alerts: { secret: secrets.alerts, conversationId: ids.slack, prompt: 'Alert {{body}}' },
+      deploys: { secret: secrets.alerts, conversationId: ids.discord, prompt: 'Deployed {{body}}' },
       paused: { secret: secrets.other, conversationId: ids.suspended, prompt: '{{body}}' },
       gone: { secret: secrets.other, conversationId: 999_999, prompt: '{{body}}' },
       burst: { secret: secrets.other, conversationId: ids.burst, prompt: '{{body}}' },
     });
     // Three calls a minute per hook: the `ci` hook's test makes exactly three that count (a replay counts, a refused signature does not).
-    system = await TestSystem.start({ databaseUrl: database.url, slack: true, gatewayEnv: { HOOKS_FILE: hooksFile, USER_RATE_LIMIT_PER_MINUTE: '3' } });
+    system = await TestSystem.start({ databaseUrl: database.url, slack: true, discord: true, gatewayEnv: { HOOKS_FILE: hooksFile, USER_RATE_LIMIT_PER_MINUTE: '3' } });
   });
   afterAll(async () => {
     await system?.close();
@@ -65,6 +68,13 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
     expect(status).toBe(200);
     const [reply] = await system.waitForSlack('C0HOOKS', 1);
     expect(reply?.text).toBe('echo: Alert /reset now');
+  });
+
+  it('runs a turn in a Discord conversation and posts the reply in its channel', async () => {
+    const { status } = await callHook(system.gateway.url, { name: 'deploys', secret: secrets.alerts, body: 'v1.2.3', deliveryId: 'd-1', contentType: 'text/plain' });
+    expect(status).toBe(200);
+    const [reply] = await waitForDiscordMessages(system.simUrl, '1400000000000000705', 1);
+    expect(reply?.content).toBe('echo: Deployed v1.2.3');
   });
 
   it('refuses a bad or missing signature with 401, an unknown name with 404 and a body past the limit with 413, storing nothing', async () => {

@@ -12,7 +12,7 @@ const secrets = { ci: 'ci-hook-secret-0123456789', alerts: 'alerts-hook-secret-0
 describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
   let database: TestDatabase;
   let system: TestSystem;
-  let ids: { telegram: number; slack: number; discord: number; suspended: number; burst: number };
+  let ids: { telegram: number; slack: number; discord: number; suspended: number; burst: number; nightly: number };
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -21,6 +21,7 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
       slack: await createConversation(database.url, { platform: 'slack', accountId: 'T0SIM', chatId: 'C0HOOKS', threadId: '', userScope: '' }),
       discord: await createConversation(database.url, { platform: 'discord', accountId: discordApplicationId, chatId: '1400000000000000705', threadId: '', userScope: '' }),
       suspended: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '703', threadId: '', userScope: '' }, 'suspended'),
+      nightly: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '702', threadId: '', userScope: '' }),
       burst: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '704', threadId: '', userScope: '' }),
     };
     const hooksFile = writeHooksFile({
@@ -30,9 +31,10 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
       paused: { secret: secrets.other, conversationId: ids.suspended, prompt: '{{body}}' },
       gone: { secret: secrets.other, conversationId: 999_999, prompt: '{{body}}' },
       burst: { secret: secrets.other, conversationId: ids.burst, prompt: '{{body}}' },
+      nightly: { secret: secrets.other, conversationId: ids.nightly, prompt: 'Nightly: {{body}}' },
     });
     // Three calls a minute per hook: the `ci` hook's test makes exactly three that count (a replay counts, a refused signature does not).
-    system = await TestSystem.start({ databaseUrl: database.url, slack: true, discord: true, gatewayEnv: { HOOKS_FILE: hooksFile, USER_RATE_LIMIT_PER_MINUTE: '3' } });
+    system = await TestSystem.start({ databaseUrl: database.url, slack: true, discord: true, workerProcesses: true, gatewayEnv: { HOOKS_FILE: hooksFile, USER_RATE_LIMIT_PER_MINUTE: '3' } });
   });
   afterAll(async () => {
     await system?.close();
@@ -75,6 +77,16 @@ describe('triggered turns: POST /hooks/{name} (docs/tools.md)', () => {
     expect(status).toBe(200);
     const [reply] = await waitForDiscordMessages(system.simUrl, '1400000000000000705', 1);
     expect(reply?.content).toBe('echo: Deployed v1.2.3');
+  });
+
+  it('keeps a call stored while no worker runs and answers it once a worker starts', async () => {
+    const [worker] = system.workers.splice(0, 1);
+    await (worker && 'stop' in worker ? worker.stop() : worker?.close());
+    const { status } = await callHook(system.gateway.url, { name: 'nightly', secret: secrets.other, body: 'while down', deliveryId: 'down-1' });
+    expect(status).toBe(200);
+    await system.addWorker(true);
+    const [reply] = await system.waitForTelegram(702, 1);
+    expect(reply?.text).toBe('echo: Nightly: while down');
   });
 
   it('refuses a bad or missing signature with 401, an unknown name with 404 and a body past the limit with 413, storing nothing', async () => {

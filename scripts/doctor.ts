@@ -1,11 +1,11 @@
 /**
  * `npm run doctor`: is this environment ready to run Switchboard? Checks the
  * configuration (every bad variable at once), Postgres, migrations, Redis, the
- * model endpoint, the Codex runtime's command, workspaces and sandbox, each configured platform's credentials against its API and
+ * model endpoint, the Codex runtime's command, workspaces and sandbox, HOOKS_FILE, each configured platform's credentials against its API and
  * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
-import { checkAccess, checkConfig, checkDiscord, checkModel, checkPostgres, checkPostgresSession, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
+import { checkAccess, checkConfig, checkDiscord, checkHooks, checkModel, checkPostgres, checkPostgresSession, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
 import { checkRedis } from './lib/doctor-redis.ts';
 import { checkCodex, checkCodexConfinement } from './lib/doctor-codex.ts';
 
@@ -27,6 +27,7 @@ async function main(): Promise<number> {
   };
   report(checkConfig(env));
   report(checkAccess(env));
+  report(checkHooks(env));
   report(await checkPostgres(env));
   report(await checkPostgresSession(env));
   report(await checkRedis(env));

@@ -17,8 +17,10 @@
  * that claims one. With --url only the HTTP side is checked (and memory, from
  * the gateway's /metrics); the env holds SLACK_SIGNING_SECRET,
  * TELEGRAM_WEBHOOK_SECRET (+ TELEGRAM_BOT_TOKEN), DISCORD_APPLICATION_ID +
- * FUZZ_DISCORD_PRIVATE_KEY (the Ed25519 key as PKCS#8 PEM) and ADMIN_TOKEN;
- * a route whose secret is absent is skipped, and `pairing` unless the env
+ * FUZZ_DISCORD_PRIVATE_KEY (the Ed25519 key as PKCS#8 PEM), ADMIN_TOKEN and
+ * FUZZ_HOOK (`name:secret` of a hook in the gateway's HOOKS_FILE);
+ * a route whose secret is absent is skipped (`hooks` always with a system of
+ * our own, whose gateway has no HOOKS_FILE), and `pairing` unless the env
  * says DM_POLICY=pairing (as the gateway's does).
  *
  * The seed is printed first; the same seed sends the same cases. Exit 1 on
@@ -111,6 +113,8 @@ async function againstRunningGateway(options: Options): Promise<number> {
     ...(env.BODY_LIMIT_BYTES ? { bodyLimitBytes: Number(env.BODY_LIMIT_BYTES) } : {}),
     // The `pairing` route only means something against a gateway that asks unknown users to pair.
     ...(env.DM_POLICY === 'pairing' ? { pairing: { maxPendingPerPlatform: pairingCap } } : {}),
+    // `name:secret` of a hook in the gateway's HOOKS_FILE (the `hooks` route, issue 34); its calls store input in the hook's conversation.
+    ...(env.FUZZ_HOOK?.includes(':') ? { hooks: { name: env.FUZZ_HOOK.slice(0, env.FUZZ_HOOK.indexOf(':')), secret: env.FUZZ_HOOK.slice(env.FUZZ_HOOK.indexOf(':') + 1) } } : {}),
   };
   const summary = await runFuzz({ target, seed: options.seed, perRoute: perRoute(options), concurrency: options.concurrency, onProgress: progress('sent') });
   console.log(formatFuzzSummary(summary));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { GrammyError, HttpError, Api } from 'grammy';
 import postgres from 'postgres';
 import type { z } from 'zod';
-import { gatewayEnvSchema, parseConfig, readSchemaShape, workerEnvSchema } from '@switchboard/config';
+import { ConfigError, gatewayEnvSchema, loadHooksFile, parseConfig, readSchemaShape, workerEnvSchema } from '@switchboard/config';
 import { migrationsFolder } from '@switchboard/db';
 import { createSlackClient, fetchSlackAuthInfo, PlatformError } from '@switchboard/platforms';
 
@@ -53,6 +53,24 @@ export function checkAccess(env: NodeJS.ProcessEnv): CheckResult {
     };
   }
   return { name: 'access', status: 'ok', detail: `DM_POLICY=${dm}, GROUP_POLICY=${group || `${dm === 'open' ? 'open' : 'allowlist'} (following DM_POLICY)`}` };
+}
+
+/**
+ * Triggered turns (docs/tools.md): HOOKS_FILE read as the gateway reads it at
+ * start, so a bad entry is found before the gateway refuses to start. Names
+ * only, never a secret. Whether each conversation exists is the gateway's to
+ * say per call (409), since conversations come and go.
+ */
+export function checkHooks(env: NodeJS.ProcessEnv): CheckResult {
+  const path = readSetting(env, 'HOOKS_FILE');
+  if (!path) return { name: 'hooks', status: 'skip', detail: 'off (no HOOKS_FILE): no /hooks route' };
+  try {
+    const hooks = loadHooksFile(path);
+    return { name: 'hooks', status: 'ok', detail: `${hooks.length} hook${hooks.length === 1 ? '' : 's'} in ${path}: ${hooks.map((hook) => hook.name).join(', ') || 'none'}` };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { name: 'hooks', status: 'fail', detail: error.message.replaceAll('Invalid configuration: ', '').split('\n').join('; '), fix: 'fix HOOKS_FILE (docs/tools.md, "Triggered turns"); the gateway refuses to start with it' };
+  }
 }
 
 export function checkConfig(env: NodeJS.ProcessEnv): CheckResult[] {

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalAnswer, ApprovalQuestion } from '@switchboard/agent';
+import { approvalAskedOf, hookUserId, renderNotAllowed, userKeyOf } from '@switchboard/core';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { createDiscordSender, createSlackSender, createTelegramSender, type PlatformSender } from '@switchboard/platforms';
@@ -114,6 +115,22 @@ describe('approvals asked in the chat', () => {
     await pressTelegram(chatId, asked!.message_id, 7777, 'Approve for session');
     expect(await answer).toEqual({ decision: 'approved_for_session' });
     expect((await approvalsOf(turn.conversationId))[0]).toMatchObject({ status: 'approved_for_session', decided_by_user_key: approver });
+  });
+
+  it('Telegram: a triggered turn’s question (user hook:<name>) is named for nobody: the chat’s own user is refused, an approver answers', async () => {
+    const chatId = 4203;
+    const started = await startTelegramConversation(chatId);
+    // What the worker passes for a turn whose first input came from POST /hooks/ci (execute-turn.ts, docs/tools.md "Whose turn it is").
+    const turn: ApprovalTurn = { ...started, askedOfUserKey: approvalAskedOf(userKeyOf('telegram', telegramAccount, hookUserId('ci')), hookUserId('ci')) };
+    expect(turn.askedOfUserKey).toBeNull();
+    const answer = createChatAskUser(ctx, turn)(question, new AbortController().signal);
+    const [asked] = await telegramSent(chatId, 1);
+    const chatUser = await pressTelegram(chatId, asked!.message_id, chatId, 'Approve');
+    expect(chatUser.answer?.text).toBe(renderNotAllowed(null));
+    expect(await approvalsOf(turn.conversationId)).toEqual([{ status: 'pending', decided_by_user_key: null, decided_via: null, asked_of_user_key: null }]);
+    await pressTelegram(chatId, asked!.message_id, 7777, 'Approve');
+    expect(await answer).toEqual({ decision: 'approved' });
+    expect((await approvalsOf(turn.conversationId))[0]).toMatchObject({ status: 'approved', decided_by_user_key: approver });
   });
 
   it('Slack: a stranger’s button press gets an ephemeral refusal; /approve typed by the asking user resolves, stored once, never input', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordSigner, formatFuzzSummary, mib, runFuzzWithRowChecks, type FuzzTarget, type PhasedFuzzResult } from '../../apps/loadtest/src/fuzz/index.ts';
 import { getFreePort, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { adminRequest } from '../support/admin-client.ts';
+import { createConversation, writeHooksFile } from '../support/hooks.ts';
 import { createRedisPrefix, createTestDatabase, redisUrl, type TestDatabase } from '../support/test-env.ts';
 
 /**
@@ -37,12 +38,18 @@ const adminTokens = [
   { name: 'bob', token: 'bob-fuzz-fedcba9876543210' },
 ];
 
-const secrets = { slack: 'fuzz-slack-signing-secret', telegram: 'fuzz-telegram-secret', applicationId: '1400000000000000077' };
+const secrets = { slack: 'fuzz-slack-signing-secret', telegram: 'fuzz-telegram-secret', applicationId: '1400000000000000077', hook: 'fuzz-hook-secret-0123456789' };
 
 /** A gateway of its own (its own database, nothing else writing), with every platform's webhook and the admin API; `env` adds to its environment. */
-async function startFuzzGateway(env: Record<string, string>): Promise<{ database: TestDatabase; sql: postgres.Sql; gateway: ManagedProcess; target: FuzzTarget }> {
+async function startFuzzGateway(env: Record<string, string>, options: { hooks?: boolean } = {}): Promise<{ database: TestDatabase; sql: postgres.Sql; gateway: ManagedProcess; target: FuzzTarget }> {
   const database = await createTestDatabase();
   const sql = postgres(database.url, { max: 2, onnotice: () => undefined });
+  // Issue 34: a hook whose conversation exists (created before the gateway reads HOOKS_FILE), so authentic calls store input.
+  const hooksFile = options.hooks
+    ? writeHooksFile({
+        fuzz: { secret: secrets.hook, conversationId: await createConversation(database.url, { platform: 'telegram', accountId: '123456', chatId: '4242', threadId: '', userScope: '' }), prompt: 'Fuzz: {{body}}' },
+      })
+    : undefined;
   const discordKeys = generateKeyPairSync('ed25519');
   const publicKeyHex = Buffer.from((discordKeys.publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url').toString('hex');
   const port = await getFreePort();
@@ -68,6 +75,7 @@ async function startFuzzGateway(env: Record<string, string>): Promise<{ database
       // Machine speed is far past a person's pace; the courtesy limit would answer most with a notice.
       USER_RATE_LIMIT_PER_MINUTE: '0',
       NODE_OPTIONS: '--max-old-space-size=160',
+      ...(hooksFile ? { HOOKS_FILE: hooksFile } : {}),
       ...env,
     },
     'test-results/logs',
@@ -79,6 +87,7 @@ async function startFuzzGateway(env: Record<string, string>): Promise<{ database
     telegram: { webhookSecret: secrets.telegram, botId: '123456' },
     discord: { applicationId: secrets.applicationId, sign: createDiscordSigner(discordKeys.privateKey) },
     admin: { tokens: adminTokens },
+    ...(hooksFile ? { hooks: { name: 'fuzz', secret: secrets.hook } } : {}),
   };
   return { database, sql, gateway, target };
 }
@@ -108,7 +117,7 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
     pairingGateway = startFuzzGateway({ DM_POLICY: 'pairing' });
     // Caught here and awaited (and thrown) by the pairing test: an unhandled rejection would fail the whole file.
     pairingGateway.catch(() => undefined);
-    started = await startFuzzGateway({});
+    started = await startFuzzGateway({}, { hooks: true });
     ({ sql, gateway, target } = started);
   }, 90_000);
 
@@ -130,11 +139,13 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
     expect(gateway.child.exitCode, 'the gateway process exited').toBeNull();
     // Every class reached every route, so a generator that silently stopped producing one would be noticed.
     for (const summary of [result.refused, result.authentic]) {
-      for (const route of ['slack', 'telegram', 'discord', 'admin'] as const) expect(summary.byRoute[route]?.sent ?? 0, `${route}\n${report}`).toBeGreaterThan(50);
+      for (const route of ['slack', 'telegram', 'discord', 'admin', 'hooks'] as const) expect(summary.byRoute[route]?.sent ?? 0, `${route}\n${report}`).toBeGreaterThan(50);
     }
     // The authentic phase stored messages on each platform, and no other phase stored anything (checked in problems).
     expect(result.rows.inboundWritten, report).toBeGreaterThan(100);
     expect(result.rows.afterRefused).toEqual(result.rows.beforeRefused);
+    // Signed hook calls stored input in the hook's conversation, and replayed delivery ids were answered as duplicates (issue 34).
+    expect(result.authentic.byRoute.hooks?.outcomes, report).toMatchObject({ accepted: expect.any(Number), duplicate: expect.any(Number) });
     expect((await fetch(`${target.baseUrl}/readyz`)).status).toBe(200);
   }, 150_000);
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getFreePort, repoRoot, spawnApp, waitForHttp, type ManagedProcess } from '@switchboard/harness';
 import { adminRequest } from '../support/admin-client.ts';
+import { callHook, createConversation, writeHooksFile } from '../support/hooks.ts';
 import { signSlackBody, slackBotToken, slackEnv, slackSigningSecret } from '../support/slack.ts';
 import { botToken, postJson, TestSystem, webhookSecret } from '../support/system.ts';
 import { armTelegramFault } from '../support/turn-helpers.ts';
@@ -13,6 +14,7 @@ const modelKey = 'sk-model-Hn3Jt6Yb1Qc5Ws0E';
 const eventSecret = 'evsecret-Fd8Gk2Mn5Rt7Xy1Z';
 const dbPassword = 'dbpw-Kc4Lp9Vb2Nm6Qx3W';
 const fileText = 'file-text-Wq5Tz8Lm3Rb6Kx1V';
+const hookSecret = 'hooksecret-Gt4Wn8Pz2Lx6Vc9B';
 
 /** DATABASE_URL with a password in it: the test cluster trusts loopback, so the password is carried and never checked. */
 function withPassword(url: string): string {
@@ -41,6 +43,8 @@ describe('secrets never reach logs, errors or admin answers', () => {
     'Telegram webhook secret': webhookSecret,
     'Slack signing secret': slackSigningSecret,
     'Slack bot token': slackBotToken,
+    // Issue 34: a hook's secret lives in HOOKS_FILE and the gateway's memory only (docs/tools.md, "Secrets").
+    'hook secret': hookSecret,
     // Not a secret, but the user's: a file's text never reaches a log either (docs/media.md).
     'a file the user sent': fileText,
   };
@@ -56,6 +60,8 @@ describe('secrets never reach logs, errors or admin answers', () => {
     });
     const port = await getFreePort();
     gatewayUrl = `http://127.0.0.1:${port}`;
+    const hookConversation = await createConversation(system.databaseUrl, { platform: 'telegram', accountId: botToken.split(':')[0] as string, chatId: '881006', threadId: '', userScope: '' });
+    const hooksFile = writeHooksFile({ ci: { secret: hookSecret, conversationId: hookConversation, prompt: 'CI: {{body}}' } });
     gateway = spawnApp(
       logName,
       'apps/gateway/src/main.ts',
@@ -70,6 +76,7 @@ describe('secrets never reach logs, errors or admin answers', () => {
         TELEGRAM_WEBHOOK_SECRET: webhookSecret,
         TELEGRAM_API_ROOT: system.simUrl,
         EVENT_WEBHOOK_SECRET: eventSecret,
+        HOOKS_FILE: hooksFile,
         ...slackEnv(system.simUrl),
       },
       'test-results/logs',
@@ -102,6 +109,13 @@ describe('secrets never reach logs, errors or admin answers', () => {
     await postJson(`${system.simUrl}/control/telegram/updates`, { chat: { id: 881_005, type: 'private' }, document: file.id });
     await system.waitForTelegram(881_005, 1);
 
+    // A triggered turn answered in its chat, and a hook call with a wrong signature.
+    answers.push(JSON.stringify((await callHook(gatewayUrl, { name: 'ci', secret: hookSecret, body: 'build failed', deliveryId: 'secrets-1' })).body));
+    answers.push(...(await system.waitForTelegram(881_006, 1)).map((reply) => reply.text));
+    const forged = await callHook(gatewayUrl, { name: 'ci', secret: hookSecret, body: 'x', deliveryId: 'secrets-2', signature: `sha256=${'0'.repeat(64)}` });
+    expect(forged.status).toBe(401);
+    answers.push(JSON.stringify(forged.body));
+
     // Bad credentials on every inbound route.
     const bad = async (path: string, headers: Record<string, string>, body = '{}') => {
       const response = await fetch(`${gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
@@ -128,7 +142,7 @@ describe('secrets never reach logs, errors or admin answers', () => {
     const logs = [join(logDir, `${logName}.log`), join(logDir, `worker-${system.redisPrefix}-0.log`)].map((file) => ({ file, text: readFileSync(file, 'utf8') }));
     // The error paths, where a secret would most likely leak, really were logged (else an empty log would pass).
     const [gatewayLog, workerLog] = logs.map((log) => log.text);
-    for (const line of ['admin authentication failed', 'webhook rejected', 'slack event rejected']) expect(gatewayLog).toContain(line);
+    for (const line of ['admin authentication failed', 'webhook rejected', 'slack event rejected', 'hook call rejected', 'triggered turns on']) expect(gatewayLog).toContain(line);
     for (const line of ['MODEL_FAILED', 'delivery retrying', 'turn committed', 'FILE_FETCH_FAILED']) expect(workerLog).toContain(line);
     const found: string[] = [];
     for (const [name, value] of Object.entries(secrets)) {

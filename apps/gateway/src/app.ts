@@ -1,12 +1,13 @@
 import { Api } from 'grammy';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { RedisClient } from '@switchboard/queue';
-import type { GatewayConfig } from '@switchboard/config';
+import type { GatewayConfig, HookConfig } from '@switchboard/config';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
 import type { TurnQueue } from '@switchboard/queue';
 import { registerAdmin } from './admin/register-admin.ts';
+import { registerHooks } from './hooks/register-hooks.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
 import { registerDiscordInteractions } from './routes/discord-interactions.ts';
@@ -27,6 +28,8 @@ export interface GatewayDeps {
   slack?: SlackParseContext;
   /** Shared with the Discord connection and the Telegram poller, so their rejections are counted on this app's /metrics. */
   metrics?: GatewayMetrics;
+  /** HOOKS_FILE as read at start (loadHooksFile); absent: no /hooks route at all. */
+  hooks?: readonly HookConfig[];
 }
 
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -64,6 +67,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   if (deps.config.DISCORD_PUBLIC_KEY) {
     await registerDiscordInteractions(app, ingress, { publicKey: deps.config.DISCORD_PUBLIC_KEY, applicationId: deps.config.DISCORD_APPLICATION_ID });
   }
+  if (deps.hooks) await registerHooks(app, ingress, deps.hooks);
   await registerAdmin(app, { config: deps.config, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, metrics });
   return app;
 }

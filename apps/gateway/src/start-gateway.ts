@@ -1,5 +1,5 @@
 import { Api } from 'grammy';
-import type { GatewayConfig } from '@switchboard/config';
+import { loadHooksFile, type GatewayConfig } from '@switchboard/config';
 import { createDbClient, databaseReach } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
@@ -18,6 +18,9 @@ export interface RunningGateway {
 
 /** Wires the gateway's clients, builds the app and listens. Used by main.ts and by tests in-process. */
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
+  // Read before anything is opened: a bad HOOKS_FILE is a ConfigError and the process does not start (main.ts).
+  const hooks = config.HOOKS_FILE ? loadHooksFile(config.HOOKS_FILE) : undefined;
+  if (hooks) log.info({ hooks: hooks.map((hook) => hook.name) }, 'triggered turns on (HOOKS_FILE)');
   const db = createDbClient(config.DATABASE_URL, { max: 20, applicationName: 'switchboard-gateway', ...databaseReach(config) });
   const redis = createRedisConnection(redisReachOf(config), 'producer');
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
@@ -30,7 +33,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   if (!slack) log.info('slack is off (no SLACK_SIGNING_SECRET)');
 
   const metrics = createGatewayMetrics({ queues: [queue], db: db.db, log });
-  const app = await buildGatewayApp({ config, db: db.db, queue, redis, log, telegram, slack, metrics });
+  const app = await buildGatewayApp({ config, db: db.db, queue, redis, log, telegram, slack, metrics, ...(hooks ? { hooks } : {}) });
   const countRejected = metrics.countInboundRejected;
   const url = await app.listen({ host: config.HOST, port: config.PORT });
   log.info({ url }, 'gateway listening');

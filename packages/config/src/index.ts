@@ -15,3 +15,4 @@ export { meanings, readSchemaShape } from './meanings.ts';
 export { transcribeApiKeyOf } from './transcribe-key.ts';
 export { modelFallbacks, resolveModelFallbacks, type ModelFallbackEndpoint, type ModelFallbackEntry } from './model-fallbacks.ts';
 export { parseMcpServers, readMcpServersFile, type McpHttpServerEntry, type McpServerEntry, type McpStdioServerEntry } from './mcp-servers.ts';
+export { loadHooksFile, type HookConfig } from './hooks-file.ts';

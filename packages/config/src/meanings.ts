@@ -33,6 +33,7 @@ export const meanings: Record<string, string> = {
   USER_RATE_LIMIT_PER_MINUTE: 'messages per user per minute before the user is asked to slow down; 0: no limit',
   MAX_QUEUED_INPUT: 'messages waiting per conversation before new ones are refused with one notice',
   BODY_LIMIT_BYTES: 'largest accepted webhook body, in bytes',
+  HOOKS_FILE: 'path to a JSON file of triggered turns {"<name>": {"secret", "conversationId", "prompt"}} served at POST /hooks/<name> (docs/tools.md); unset: no hooks',
   TELEGRAM_BOT_TOKEN: "the Telegram bot's token; unset: Telegram off",
   TELEGRAM_WEBHOOK_SECRET: 'secret_token given to setWebhook (1-256 of A-Z a-z 0-9 _ -); required with a token in webhook mode',
   TELEGRAM_MODE: 'webhook (Telegram posts to /webhooks/telegram) or polling (one gateway long-polls getUpdates)',

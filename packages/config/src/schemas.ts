@@ -185,6 +185,13 @@ export const gatewayEnvSchema = z
       TELEGRAM_MODE: z.enum(['webhook', 'polling']).default('webhook'),
       /** Largest accepted webhook body, bytes (1 MiB by default). */
       BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+      /** Triggered turns (docs/tools.md): the JSON file of hooks `POST /hooks/{name}` serves, read once at start; unset: no such route. */
+      HOOKS_FILE: z
+        .string()
+        .trim()
+        .min(1)
+        .optional()
+        .or(z.literal('').transform(() => undefined)),
     }),
   )
   .superRefine((env, ctx) => {

@@ -12,6 +12,12 @@ describe('the error code catalog', () => {
       STORE_FAILED: 503,
       STORE_TOO_LATE: 503,
       ENQUEUE_FAILED: 503,
+      HOOK_NOT_FOUND: 404,
+      HOOK_SIGNATURE_INVALID: 401,
+      HOOK_DELIVERY_INVALID: 400,
+      HOOK_CONVERSATION_MISSING: 409,
+      HOOK_CONVERSATION_SUSPENDED: 409,
+      HOOK_RATE_LIMITED: 429,
       INVALID_PAYLOAD: 400,
       UNAUTHORIZED: 401,
       TOO_MANY_FAILURES: 429,
@@ -40,7 +46,7 @@ describe('the error code catalog', () => {
   it('marks as retryable exactly what can succeed later unchanged', () => {
     const retryable = (Object.keys(errorCodes) as ErrorCode[]).filter(isRetryableCode).sort();
     expect(retryable).toEqual(
-      ['CONVERSATION_BUSY', 'ENQUEUE_FAILED', 'MODEL_RATE_LIMITED', 'MODEL_TIMEOUT', 'RATE_LIMITED', 'REDIS_UNAVAILABLE', 'STORE_FAILED', 'STORE_TOO_LATE', 'TOO_MANY_FAILURES', 'UNAVAILABLE'].sort(),
+      ['CONVERSATION_BUSY', 'ENQUEUE_FAILED', 'HOOK_RATE_LIMITED', 'MODEL_RATE_LIMITED', 'MODEL_TIMEOUT', 'RATE_LIMITED', 'REDIS_UNAVAILABLE', 'STORE_FAILED', 'STORE_TOO_LATE', 'TOO_MANY_FAILURES', 'UNAVAILABLE'].sort(),
     );
   });
 

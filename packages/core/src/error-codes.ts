@@ -6,7 +6,7 @@
  * HTTP bodies are a contract (DESIGN §3, docs/admin.md): never rename one.
  */
 interface ErrorCodeSpec {
-  family: 'ingress' | 'platform' | 'admin' | 'model' | 'worker' | 'config';
+  family: 'ingress' | 'hook' | 'platform' | 'admin' | 'model' | 'worker' | 'config';
   retryable: boolean;
   httpStatus?: number;
 }
@@ -16,6 +16,16 @@ export const errorCodes = {
   STORE_FAILED: { family: 'ingress', retryable: true, httpStatus: 503 },
   STORE_TOO_LATE: { family: 'ingress', retryable: true, httpStatus: 503 },
   ENQUEUE_FAILED: { family: 'ingress', retryable: true, httpStatus: 503 },
+
+  // Triggered turns, POST /hooks/{name} (docs/tools.md, "Triggered turns"): nothing is stored for any of them.
+  HOOK_NOT_FOUND: { family: 'hook', retryable: false, httpStatus: 404 },
+  HOOK_SIGNATURE_INVALID: { family: 'hook', retryable: false, httpStatus: 401 },
+  HOOK_DELIVERY_INVALID: { family: 'hook', retryable: false, httpStatus: 400 },
+  /** The hook's conversation no longer exists (deleted): an operator must fix HOOKS_FILE. */
+  HOOK_CONVERSATION_MISSING: { family: 'hook', retryable: false, httpStatus: 409 },
+  /** The hook's conversation is suspended: refused until an operator resumes it. */
+  HOOK_CONVERSATION_SUSPENDED: { family: 'hook', retryable: false, httpStatus: 409 },
+  HOOK_RATE_LIMITED: { family: 'hook', retryable: true, httpStatus: 429 },
 
   // Platforms: a parser refusing an inbound event (400), or a platform API refusing a send.
   INVALID_PAYLOAD: { family: 'platform', retryable: false, httpStatus: 400 },

@@ -122,3 +122,4 @@ export {
   type StreamStep,
 } from './reply-streaming.ts';
 export { isWorkerSecretName } from './worker-secret-names.ts';
+export { approvalAskedOf, hookEventId, hookUserId, isHookUserId, renderHookPrompt } from './triggered-turns.ts';

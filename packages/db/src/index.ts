@@ -4,6 +4,7 @@ export { migrateDatabase, migrationsFolder } from './migrate.ts';
 export * from './schema/index.ts';
 export * from './queries/outbox-store.ts';
 export * from './queries/store-inbound.ts';
+export * from './queries/hook-conversation.ts';
 export * from './queries/attachment-store.ts';
 export * from './queries/sweep-queries.ts';
 export type { ConversationRow, InboundEventRow, MessageRow, OutboxRow, SessionRow } from './queries/table-rows.ts';

@@ -1,6 +1,7 @@
 export { equalsConstantTime } from './constant-time.ts';
 export { PlatformError, type PlatformErrorCode } from './errors.ts';
 export { signatureMaxAgeMs } from './signature-window.ts';
+export { chatReplyTarget } from './chat-target.ts';
 export * from './discord/index.ts';
 export * from './slack/index.ts';
 export * from './telegram/index.ts';

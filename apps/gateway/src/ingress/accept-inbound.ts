@@ -1,7 +1,7 @@
 import type { RedisClient } from '@switchboard/queue';
 import type { GatewayConfig } from '@switchboard/config';
 import { isApprovalCommand, isRetryableCode, parseChatCommand, queueCapFor, signalOfCommand, type ErrorCodeOf } from '@switchboard/core';
-import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline } from '@switchboard/db';
+import { queueOverflowNotice, storeInboundEvent, type Database, type StoreDeadline, type StoredInbound } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { InboundMessage, telegramUnknownChatType } from '@switchboard/platforms';
 import { enqueueWake, preciseNow, publishSignal, type TurnQueue } from '@switchboard/queue';
@@ -102,6 +102,20 @@ export async function acceptInbound(deps: IngressDeps, message: InboundMessage, 
     await tellOverflowOnce(deps, message, stored.conversationId);
     return 'refused';
   }
+  return handOverStored(deps, { stored, signal, storedAt });
+}
+
+/**
+ * A stored, pending event handed to a worker: wakes its conversation (a
+ * re-delivery under the same job id, so it never runs twice) and, for a new
+ * event, signals a running turn. Shared by every platform and by triggered
+ * turns (hooks/accept-hook.ts). Throws IngressError ENQUEUE_FAILED.
+ */
+export async function handOverStored(
+  deps: Pick<IngressDeps, 'queue' | 'redis' | 'redisPrefix' | 'log'>,
+  handOver: { stored: StoredInbound; signal: 'input' | 'stop' | 'none'; storedAt: number },
+): Promise<'accepted' | 'duplicate'> {
+  const { stored, signal, storedAt } = handOver;
   const wake = enqueueWake(deps.queue, { conversationId: stored.conversationId, inboundEventId: stored.inboundEventId, reason: 'inbound', ...(stored.duplicate ? {} : { storedAt }) });
   // The signal goes out beside the enqueue, not after it: interrupt latency is measured from storedAt.
   if (!stored.duplicate && signal !== 'none') {

@@ -1,5 +1,6 @@
+/** `hooks` (issue 34): `POST /hooks/{name}` of a gateway with HOOKS_FILE (hook-cases.ts); after `pairing`, for the same reason. */
 /** `pairing` (issue 30): unpaired users' DMs on every platform and the pairing admin routes, for a gateway with DM_POLICY=pairing (pairing-cases.ts). Last, so the other routes' seeds keep their cases. */
-export const fuzzRoutes = ['slack', 'telegram', 'discord', 'admin', 'pairing'] as const;
+export const fuzzRoutes = ['slack', 'telegram', 'discord', 'admin', 'pairing', 'hooks'] as const;
 export type FuzzRoute = (typeof fuzzRoutes)[number];
 
 /**
@@ -30,6 +31,8 @@ export interface FuzzTarget {
   admin?: { tokens: readonly { name: string; token: string }[] };
   /** The gateway runs DM_POLICY=pairing with nobody allowlisted: the `pairing` route is fuzzed (its platforms' and the admin API's entries above are needed too). */
   pairing?: { maxPendingPerPlatform: number };
+  /** A hook of the gateway's HOOKS_FILE whose conversation exists: the `hooks` route is fuzzed (its calls store input there). */
+  hooks?: { name: string; secret: string };
   /** The gateway's BODY_LIMIT_BYTES (default 1 MiB): "huge" bodies are made just past it. */
   bodyLimitBytes?: number;
   /**

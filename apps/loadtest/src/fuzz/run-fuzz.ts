@@ -16,12 +16,13 @@ import {
   type MemorySample,
   type RouteFigures,
 } from './fuzz-types.ts';
+import { hookCases } from './hook-cases.ts';
 import { pairingCases } from './pairing-cases.ts';
 import { createSender, type Answer } from './send-request.ts';
 import { slackCases } from './slack-cases.ts';
 import { telegramCases } from './telegram-cases.ts';
 
-export const routeArbitraries: Record<FuzzRoute, fc.Arbitrary<FuzzCase>> = { slack: slackCases, telegram: telegramCases, discord: discordCases, admin: adminCases, pairing: pairingCases };
+export const routeArbitraries: Record<FuzzRoute, fc.Arbitrary<FuzzCase>> = { slack: slackCases, telegram: telegramCases, discord: discordCases, admin: adminCases, pairing: pairingCases, hooks: hookCases };
 
 export interface FuzzOptions {
   target: FuzzTarget;

@@ -1,5 +1,5 @@
 import type { RunTurnRequest, RunTurnResult, TranscriptEntry, TurnFailure } from '@switchboard/agent';
-import { resolveStreaming, userKeyOf } from '@switchboard/core';
+import { approvalAskedOf, resolveStreaming, userKeyOf } from '@switchboard/core';
 import { acknowledgeRecoveryNote, acknowledgeResumeNote, loadPendingInbound, type InboundEventRow } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { steerableInput } from '../conversation/plan-work.ts';
@@ -81,7 +81,8 @@ function buildRunRequest(deps: ExecuteDeps, run: { turn: ExecutingTurn; forModel
       conversationId: conversation.id,
       platform: conversation.platform,
       replyTarget: (media.events.at(-1) as InboundEventRow).replyTarget,
-      askedOfUserKey: userKey,
+      // A triggered turn's (POST /hooks/{name}) questions are named for nobody: only APPROVERS may answer (docs/tools.md).
+      askedOfUserKey: approvalAskedOf(userKey, first.userId),
       begin: prepared.begin,
     }),
     ...(threadId ? { runtimeIds: { threadId } } : {}),

@@ -158,8 +158,8 @@ export interface AskingTurn {
   conversationId: number;
   platform: string;
   replyTarget: Record<string, unknown>;
-  /** The user whose message started the turn (turns.user_key, `platform:account:user`): who may answer besides APPROVERS. */
-  askedOfUserKey: string;
+  /** The user whose message started the turn (turns.user_key, `platform:account:user`): who may answer besides APPROVERS; null for a triggered turn (APPROVERS only). */
+  askedOfUserKey: string | null;
   /** The running-turn row's insert: the approval is stored against the turn's id. */
   begin: Promise<BeginTurnResult>;
 }

@@ -3,7 +3,7 @@ import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from '
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { AgentError } from '../agent-error.ts';
 import type { AgentRuntime, RunTurnRequest, RunTurnResult, TurnFailure } from '../agent-runtime.ts';
-import type { TurnWaitBudget } from '../tools/define-tool.ts';
+import type { ToolDefinition, TurnWaitBudget } from '../tools/define-tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from '../transcript-entry.ts';
 import { retryModelRequest, type ModelRetry, type ModelRetryPolicy } from './model-retry.ts';
@@ -29,10 +29,35 @@ interface StepSettings {
   client: OpenAI;
   options: OpenAiRuntimeOptions;
   retry: ModelRetryPolicy;
+  /** The tools offered now, and their schemas' text (read once at a turn's start, and by the worker's token estimate). */
+  offer(): ToolOffer;
 }
 
 /** The turn's offer, read once at its start: an MCP server's list change reaches the next turn, never half of one. */
 type TurnTools = ReturnType<typeof toOpenAiTools>;
+
+interface ToolOffer {
+  definitions: ToolDefinition[];
+  tools: TurnTools;
+  text: string;
+}
+
+/**
+ * The offer, built again only when the registry hands out another list: the
+ * built-in tools' list never changes, so an ordinary turn builds nothing and
+ * serialises nothing (the worker reads `fixedRequestText` several times a turn).
+ */
+function createToolOffer(registry: OpenAiRuntimeOptions['tools']): () => ToolOffer {
+  let offered: ToolOffer | undefined;
+  return () => {
+    const definitions = registry.definitions;
+    if (offered?.definitions !== definitions) {
+      const tools = toOpenAiTools(definitions);
+      offered = { definitions, tools, text: JSON.stringify(tools) };
+    }
+    return offered;
+  };
+}
 
 /** Chat-completions agent loop: model → tool calls → tool results → model, streaming, abortable. `askUser` is never called. */
 export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime {
@@ -42,10 +67,10 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): AgentRuntime
   // worker down (issue 16). The SDK does not retry: model-retry.ts does, abortably.
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey, timeout: options.timeoutMs, maxRetries: 0 });
   const retry: ModelRetryPolicy = { maxRetries: options.retry?.maxRetries ?? 2, maxWaitMs: options.retry?.maxWaitMs ?? 30_000 };
-  const settings: StepSettings = { client, options, retry };
+  const settings: StepSettings = { client, options, retry, offer: createToolOffer(options.tools) };
   return {
     get fixedRequestText() {
-      return JSON.stringify(toOpenAiTools(options.tools.definitions));
+      return settings.offer().text;
     },
     runTurn: (request) => runOpenAiTurn(settings, request),
   };
@@ -59,7 +84,7 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
   const interrupted = (): RunTurnResult => ({ outcome: 'interrupted', entries, toolIterations });
   // One per turn, shared by its tool calls: what one call waited, the next cannot.
   const waitBudget: TurnWaitBudget = { budgetMs: options.turnWaitBudgetMs ?? Number.POSITIVE_INFINITY, spentMs: 0 };
-  const tools = toOpenAiTools(options.tools.definitions);
+  const { tools } = settings.offer();
 
   for (let iteration = 0; iteration < options.maxToolIterations; iteration++) {
     if (request.signal.aborted) return interrupted();

@@ -92,4 +92,21 @@ export const turnCostBudget = {
     ],
     variants: [{ statements: 13, redisCommands: 70, platformCalls: { sendMessage: 1 }, modelRequests: 1 }],
   },
+  triggeredTurn: {
+    why: [
+      'One signed call of POST /hooks/{name} into a Telegram conversation that already had a turn of its own',
+      '(issue 34, "a capability\'s cost is in the budget test"), answered once.',
+      'SQL 7: the ordinary turn\'s 6 and the hook\'s conversation lookup (findHookConversation: one read by',
+      'primary key, for the key to store under, the chat to answer in and whether it is suspended; a platform\'s',
+      'webhook carries its chat, a hook names only a conversation id). Then as a message: the store (rate gate,',
+      'conversation upsert, insert; one statement), the state read, beginTurn, commitTurn, the outbox row sent,',
+      'the pending check.',
+      'Redis 74: the ordinary turn\'s 73, command for command, and one EXPIRE: the call is the hook\'s first in',
+      'its minute, so its rate window (its own user, hook:<name>) opens; the ordinary turn\'s sender had opened',
+      'theirs with the warm-up message (countInWindowScript sets the expiry only when its INCRBY made the key).',
+      'Nothing else differs: the same signal script, BullMQ add, worker fetch, lease, publishes and completion.',
+      'Platform: one sendMessage. One model request. No reaction: the turn ends within STATUS_REACTION_AFTER_MS.',
+    ],
+    variants: [{ statements: 7, redisCommands: 74, platformCalls: { sendMessage: 1 }, modelRequests: 1 }],
+  },
 } satisfies Record<string, ScenarioBudget>;

@@ -3,12 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
 import { turnCostBudget } from '../budgets/turn-cost-budget.ts';
 import { expectWithinBudget, measure, startCountingPostgres, type CostProbe } from '../support/cost-counters.ts';
+import { callHook, createConversation, writeHooksFile } from '../support/hooks.ts';
 import { TestSystem } from '../support/system.ts';
 import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helpers.ts';
 
 /**
  * The statement / command / platform-call budget of one ordinary Telegram
- * turn, an interrupted turn, a command and a compression (issue 31). Its own
+ * turn, an interrupted turn, a command, a compression (issue 31) and a
+ * triggered turn (POST /hooks/{name}, issue 34's guards). Its own
  * Postgres (with pg_stat_statements) and Redis, so the server-wide counters
  * hold this file's work only; heartbeats and sweeps are set minutes apart so
  * nothing periodic lands in a measurement. The budget and the reason for each
@@ -18,6 +20,9 @@ import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helper
 /** Small enough that /compact of a few long messages summarises some; no ordinary turn here comes near the threshold. */
 const contextTokens = 8000;
 const quiet = { HEARTBEAT_INTERVAL_MS: '600000', WORKER_DEAD_AFTER_MS: '1800000', SWEEP_INTERVAL_MS: '600000' };
+/** The hook's Telegram chat: its conversation is made before the gateway starts (HOOKS_FILE names it by id), under the key ingress gives that chat. */
+const hookChat = 9005;
+const hookSecret = 'budget-hook-secret-0123456789';
 
 describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let pgServer: PostgresServer;
@@ -25,6 +30,7 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let system: TestSystem;
   let probe: CostProbe;
   let redis: Redis;
+  let hookConversation: number;
 
   beforeAll(async () => {
     let counting: Awaited<ReturnType<typeof startCountingPostgres>>;
@@ -35,7 +41,9 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
     // leaves no reaction (STATUS_REACTION_AFTER_MS, 1 s by default): 30 s here, so that a loaded machine never
     // makes a measured turn a slow one (a turn past the delay adds its 👀 and ✅: two calls).
     const env = { ...quiet, STREAMING: 'on', STATUS_REACTIONS: 'on', STATUS_REACTION_AFTER_MS: '30000', MODEL_CONTEXT_TOKENS: String(contextTokens) };
-    system = await TestSystem.start({ databaseUrl, redisUrl: redisServer.url, workerEnv: env, gatewayEnv: quiet });
+    hookConversation = await createConversation(databaseUrl, { platform: 'telegram', accountId: '123456', chatId: String(hookChat), threadId: '', userScope: '' });
+    const HOOKS_FILE = writeHooksFile({ ci: { secret: hookSecret, conversationId: hookConversation, prompt: 'CI says: {{body}}' } });
+    system = await TestSystem.start({ databaseUrl, redisUrl: redisServer.url, workerEnv: env, gatewayEnv: { ...quiet, HOOKS_FILE } });
     await system.setModelScript({ rules: [{ match: 'slow', delayMs: 60_000 }] });
     redis = new Redis(redisServer.url);
     probe = { pg, redis, system };
@@ -94,5 +102,19 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
       expect(replies.at(-1)?.text).toMatch(/^Done: \d+ older messages are now a summary\.$/);
     });
     expectWithinBudget('compactCommand', turnCostBudget.compactCommand, counts);
+  });
+
+  it('a triggered turn (POST /hooks/{name})', async () => {
+    // The chat's own message first: the hook's conversation is then one that already had a turn, as in the cases above.
+    await warmChat(hookChat);
+    const [warm] = await system.sql<{ n: number }[]>`select count(*)::int as n from inbound_events where conversation_id = ${hookConversation}`;
+    expect(warm?.n).toBe(1);
+    const counts = await measure(probe, async () => {
+      const call = await callHook(system.gateway.url, { name: 'ci', secret: hookSecret, body: '{"build":"failed"}', deliveryId: 'budget-1' });
+      expect(call).toEqual({ status: 200, body: { ok: true, outcome: 'accepted' } });
+      const replies = await system.waitForTelegram(hookChat, 2);
+      expect(replies.at(-1)?.text).toBe('echo: CI says: {"build":"failed"}');
+    });
+    expectWithinBudget('triggeredTurn', turnCostBudget.triggeredTurn, counts);
   });
 });

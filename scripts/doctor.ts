@@ -1,13 +1,15 @@
 /**
  * `npm run doctor`: is this environment ready to run Switchboard? Checks the
  * configuration (every bad variable at once), Postgres, migrations, Redis, the
- * model endpoint, the Codex runtime's command, workspaces and sandbox, HOOKS_FILE, each configured platform's credentials against its API and
+ * model endpoint, the Codex runtime's command, workspaces and sandbox, HOOKS_FILE, MCP_SERVERS (each enabled server started and its tools
+ * listed, then stopped), each configured platform's credentials against its API and
  * Telegram's webhook, one line per check with what to do when it
  * fails. Exit code 1 if any check fails (warnings do not fail).
  */
 import { checkAccess, checkConfig, checkDiscord, checkHooks, checkModel, checkPostgres, checkPostgresSession, checkSlack, checkTelegram, type CheckResult } from './lib/doctor-checks.ts';
 import { checkRedis } from './lib/doctor-redis.ts';
 import { checkCodex, checkCodexConfinement } from './lib/doctor-codex.ts';
+import { checkMcp } from './lib/doctor-mcp.ts';
 
 const marks: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
@@ -34,6 +36,7 @@ async function main(): Promise<number> {
   report(await checkModel(env));
   report(await checkCodex(env));
   report(await checkCodexConfinement(env));
+  report(await checkMcp(env));
   report((await Promise.all([checkTelegram(env), checkSlack(env), checkDiscord(env)])).flat());
   const failed = results.filter((result) => result.status === 'fail').length;
   const warned = results.filter((result) => result.status === 'warn').length;

@@ -21,7 +21,7 @@ export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinit
 export { createToolRegistry, type ToolRegistry, type ToolSource } from './tools/tool-registry.ts';
 export { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from './mcp/mcp-tool-source.ts';
 export { defaultMcpLimits, McpCallError, type McpCallErrorCode, type McpLimits, type McpServerSpec } from './mcp/mcp-options.ts';
-export { buildMcpChildEnv } from './mcp/mcp-server-link.ts';
+export { buildMcpChildEnv, createMcpServerLink, type McpServerLink, type McpServerLinkOptions } from './mcp/mcp-server-link.ts';
 export { cutToolResult, isOfferedMcpTool, mcpToolName, renderMcpResult } from './mcp/mcp-tool-results.ts';
 export { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from './transcript-entry.ts';
 export { renderTranscriptForSummary, summarySystemPrompt, type SummaryInputMessage } from './summarise/summary-prompt.ts';

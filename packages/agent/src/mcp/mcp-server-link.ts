@@ -21,8 +21,12 @@ export interface McpServerLink {
   readonly name: string;
   /** The tools last listed (kept while the server restarts), read at each turn. */
   readonly tools: readonly McpOfferedTool[];
+  /** The server's names of the tools it listed but the model is not offered (not read-only, or a name the model API refuses). */
+  readonly left: readonly string[];
   /** Connects and lists the tools; a failure is logged and retried in the background with backoff. */
   start(): Promise<void>;
+  /** Connects and lists the tools once; a failure rejects with an McpCallError and is not retried (`npm run doctor`). */
+  open(): Promise<void>;
   /** Calls one tool; every failure is an McpCallError with a code, its message for the model. */
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
   close(): Promise<void>;
@@ -47,6 +51,10 @@ async function loadSdk() {
 /** JSON-RPC codes the SDK's McpError carries for a request that timed out and a connection that closed under it. */
 const requestTimeout = -32001;
 const connectionClosed = -32000;
+/** Past the SDK's own stdin-end, SIGTERM and SIGKILL steps (2 s each). */
+const closeWaitMs = 6_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 interface LinkState {
   client?: Client;
@@ -57,16 +65,20 @@ interface LinkState {
   home?: string;
   closed: boolean;
   tools: McpOfferedTool[];
+  left: string[];
 }
 
 export function createMcpServerLink(options: McpServerLinkOptions): McpServerLink {
   const { server, limits, log } = options;
-  const state: LinkState = { failures: 0, retryAt: 0, closed: false, tools: [] };
+  const state: LinkState = { failures: 0, retryAt: 0, closed: false, tools: [], left: [] };
   const link = { server, limits, log, state };
   return {
     name: server.name,
     get tools() {
       return state.tools;
+    },
+    get left() {
+      return state.left;
     },
     async start() {
       await ensureClient(link).catch((err: unknown) => {
@@ -74,6 +86,7 @@ export function createMcpServerLink(options: McpServerLinkOptions): McpServerLin
         scheduleRetry(link);
       });
     },
+    open: () => ensureClient(link).then(() => undefined),
     call: (tool, args, signal) => callTool(link, { tool, args, signal }),
     async close() {
       state.closed = true;
@@ -112,6 +125,7 @@ async function connect(link: Link): Promise<Client> {
   const { state, server, limits, log } = link;
   const sdk = await loadSdk();
   let client: Client | undefined;
+  let closed: Promise<void> | undefined;
   try {
     const transport = await openTransport(link, sdk);
     client = new sdk.Client(
@@ -120,12 +134,20 @@ async function connect(link: Link): Promise<Client> {
       { listChanged: { tools: { onChanged: (error, tools) => (error || !tools || state.client !== client ? undefined : offerTools(link, tools)) } } },
     );
     const own = client;
-    client.onclose = () => noteClosed(link, own);
+    closed = new Promise((resolve) => {
+      own.onclose = () => {
+        resolve();
+        noteClosed(link, own);
+      };
+    });
     client.onerror = (err) => log.debug({ err, mcpServer: server.name }, 'MCP transport error');
     await client.connect(transport, { timeout: limits.startTimeoutMs });
     offerTools(link, await listAllTools(client, limits.startTimeoutMs));
   } catch (error) {
     await client?.close().catch(() => undefined);
+    // A failed connect makes the SDK's Client close itself without waiting; its stdio transport then ends the
+    // child 2-4 s later on unref'd timers, so a process that exits first (npm run doctor) would leave it running.
+    if (closed) await Promise.race([closed, delay(closeWaitMs)]);
     noteFailure(link);
     throw new McpCallError('MCP_UNAVAILABLE', `MCP server "${server.name}" could not be started (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -178,6 +200,7 @@ function offerTools(link: Link, tools: readonly SdkTool[]): void {
     else offered.push({ tool: tool.name, definition: { name, description: tool.description ?? tool.title ?? tool.name, parameters: tool.inputSchema as Record<string, unknown> } });
   }
   state.tools = offered;
+  state.left = left;
   if (left.length > 0) log.info({ mcpServer: server.name, left }, 'MCP tools not offered: not marked read-only, or a name the model API refuses');
 }
 

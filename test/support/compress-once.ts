@@ -47,7 +47,9 @@ async function main(): Promise<void> {
   const config = parseConfig(workerEnvSchema, { LOG_LEVEL: 'warn', ...process.env });
   const log = createLogger('compress-once', config.LOG_LEVEL);
   const db = createDbClient(config.DATABASE_URL, { max: 4, applicationName: 'compress-once' });
-  const tools = agent.createToolRegistry(agent.builtinTools);
+  const unusedBook: agent.ScheduleBook = { create: async () => ({ ok: false, code: 'UNUSED', message: 'no schedules here' }), list: async () => [], cancel: async () => false };
+  // The worker's tools as offered (the schedule tool included), for the same fixed request text.
+  const tools = agent.createToolRegistry([...agent.builtinTools, agent.createScheduleTool(unusedBook)] as agent.Tool[]);
   const unused = (what: string) => async (): Promise<never> => {
     throw new Error(`compress-once has no ${what}`);
   };
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
     heartbeat: createHeartbeatHealth(config.WORKER_DEAD_AFTER_MS),
     approvalWaiters: createApprovalWaiters(),
     reactions: { show: () => undefined, statusOf: () => undefined },
+    schedules: { deps: { db: db.db, schedules: undefined as never, log }, maxPerUser: 0 },
     closing: false,
   };
   try {

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { RedisClient } from '@switchboard/queue';
 import { createConversationActions, createLifecycleEmitter } from '@switchboard/actions';
-import { createBuiltinTools, createFallbackRuntime, createMcpToolSource, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime, type McpToolSource } from '@switchboard/agent';
+import { createBuiltinTools, createFallbackRuntime, createMcpToolSource, createScheduleTool, createSummariser, createToolRegistry, estimateMessageTokens, type FallbackRuntime, type McpToolSource } from '@switchboard/agent';
 import { staleTurnRule } from '@switchboard/core';
 import { readMcpServersFile, resolveModelFallbacks, type WorkerConfig } from '@switchboard/config';
 import { createDbClient, cutOffRunningTurns, databaseReach, markWorkerStatus, registerWorker, type DbClient } from '@switchboard/db';
@@ -25,6 +25,8 @@ import { showWaitingInput } from './turn/status-reactions.ts';
 import { createTurnRuntimes } from './turn/turn-runtime.ts';
 import { createTurnWorker } from './conversation/turn-worker.ts';
 import { createMediaReach } from './turn/media-reach.ts';
+import { createScheduleBook } from './schedules/schedule-book.ts';
+import { createWorkerSchedules, type WorkerSchedules } from './schedules/start-schedules.ts';
 import type { WorkerContext } from './worker-context.ts';
 import { startWorkerHeartbeat, type WorkerHeartbeat } from './liveness/worker-heartbeat.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
@@ -56,7 +58,8 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
 
   const mcp = await startMcpTools(config, log);
-  const ctx = createContext({ config, log, workerId, db, redis, queue, mcp });
+  const schedules = createWorkerSchedules({ config, db: db.db, redis, turns: queue, log });
+  const ctx = createContext({ config, log, workerId, db, redis, queue, mcp, schedules });
   ctx.metrics.trackRunningTurns(() => ctx.running.size());
 
   const subscriber = await openSubscriber(ctx, log);
@@ -72,6 +75,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   await applyRestartRules(ctx);
 
   const worker = createTurnWorker(ctx, redis, config.REDIS_PREFIX);
+  await schedules.start();
   const beforeSweep = async () => {
     await applyRestartRules(ctx);
     await tidySettledQuestions(ctx);
@@ -81,6 +85,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
     ctx.closing = true;
     sweep.stop().catch((err: unknown) => log.warn({ err }, 'sweep not stopped cleanly'));
     worker.close(true).catch((err: unknown) => log.warn({ err }, 'turn worker not closed cleanly'));
+    schedules.stop().catch((err: unknown) => log.warn({ err }, 'schedule worker not closed cleanly'));
   };
   const webhooks = config.EVENT_WEBHOOK_SECRET && config.EVENT_WEBHOOK_URLS.length > 0 ? startEventWebhooks({ db: db.db, secret: config.EVENT_WEBHOOK_SECRET, log }) : undefined;
 
@@ -90,7 +95,7 @@ export async function startWorker(config: WorkerConfig, log: Logger = createLogg
   const url = await health.listen({ host: config.HOST, port: config.WORKER_PORT });
   log.info({ workerId, url, platforms: [...ctx.senders.keys()] }, 'worker started');
 
-  const parts: WorkerParts = { config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp };
+  const parts: WorkerParts = { config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp, schedules };
   return {
     workerId,
     url,
@@ -115,14 +120,16 @@ interface WorkerParts {
   heartbeat: WorkerHeartbeat;
   health: FastifyInstance;
   mcp: McpToolSource | undefined;
+  schedules: WorkerSchedules;
 }
 
-async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp }: WorkerParts): Promise<void> {
+async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, queue, worker, sweep, webhooks, heartbeat, health, mcp, schedules }: WorkerParts): Promise<void> {
   // Stop taking jobs, give running turns the drain window to finish, then
   // cut off what still runs (left for resume), then queues, Redis, Postgres.
   ctx.closing = true;
   await markWorkerStatus(db.db, workerId, 'stopping').catch((err: unknown) => log.warn({ err }, 'could not mark the worker stopping'));
   await sweep.stop();
+  await schedules.stop();
   const drained = worker.close();
   const timer = setTimeout(() => {
     ctx.running.stopAll('shutdown');
@@ -141,6 +148,7 @@ async function closeWorker({ config, log, workerId, ctx, db, redis, subscriber, 
   await heartbeat.stop();
   await markWorkerStatus(db.db, workerId, 'stopped');
   await health.close();
+  await schedules.close();
   await queue.close();
   subscriber.disconnect();
   redis.disconnect();
@@ -180,6 +188,7 @@ interface RuntimeParts {
   workerId: string;
   metrics: WorkerMetrics;
   mcp: McpToolSource | undefined;
+  schedules: WorkerSchedules;
 }
 
 /**
@@ -187,8 +196,9 @@ interface RuntimeParts {
  * (docs/turns.md "Model fallbacks"); with no fallbacks it is the one model as
  * before. The fallbacks' keys are read from the variables they name.
  */
-function createRuntime({ config, log, workerId, metrics, mcp }: RuntimeParts): FallbackRuntime {
-  const tools = createToolRegistry(createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }), mcp ? [mcp] : []);
+function createRuntime({ config, log, workerId, metrics, mcp, schedules }: RuntimeParts): FallbackRuntime {
+  const builtins = [...createBuiltinTools({ waitMaxSeconds: config.TOOL_WAIT_MAX_SECONDS }), createScheduleTool(createScheduleBook(schedules.deps, config.USER_MAX_SCHEDULES))];
+  const tools = createToolRegistry(builtins as Parameters<typeof createToolRegistry>[0], mcp ? [mcp] : []);
   const fallbacks = resolveModelFallbacks(config.MODEL_FALLBACKS, process.env).map((f) => ({ baseURL: f.baseUrl, apiKey: f.apiKey, model: f.model }));
   return createFallbackRuntime({
     endpoints: [{ baseURL: config.MODEL_BASE_URL, apiKey: config.MODEL_API_KEY, model: config.MODEL_NAME }, ...fallbacks],
@@ -225,12 +235,13 @@ interface ContextParts {
   redis: RedisClient;
   queue: TurnQueue;
   mcp: McpToolSource | undefined;
+  schedules: WorkerSchedules;
 }
 
-function createContext({ config, log, workerId, db, redis, queue, mcp }: ContextParts): WorkerContext {
+function createContext({ config, log, workerId, db, redis, queue, mcp, schedules }: ContextParts): WorkerContext {
   const senders = createSenders(config);
   const metrics = createWorkerMetrics();
-  const runtime = createRuntime({ config, log, workerId, metrics, mcp });
+  const runtime = createRuntime({ config, log, workerId, metrics, mcp, schedules });
   const emit = createLifecycleEmitter({ db: db.db, redis, prefix: config.REDIS_PREFIX, webhookUrls: config.EVENT_WEBHOOK_URLS, log });
   // Counted on the first turn that asks, not at start: counting reads the token table, and a worker
   // that has run no turn holds none of it (docs/benchmarks.md, "Memory from the production build").
@@ -262,6 +273,7 @@ function createContext({ config, log, workerId, db, redis, queue, mcp }: Context
     wake: (conversationId, reason) => enqueueWake(queue, { conversationId, inboundEventId: null, reason }),
     approvalWaiters: createApprovalWaiters(),
     reactions: createReactionBoard(senders, log.child({ workerId })),
+    schedules: { deps: schedules.deps, maxPerUser: config.USER_MAX_SCHEDULES },
     closing: false,
   };
 }

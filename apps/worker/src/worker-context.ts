@@ -1,4 +1,4 @@
-import type { ConversationActions } from '@switchboard/actions';
+import type { ConversationActions, ScheduleDeps } from '@switchboard/actions';
 import type { AgentRuntime, Summariser } from '@switchboard/agent';
 import type { WorkerConfig } from '@switchboard/config';
 import type { Database } from '@switchboard/db';
@@ -55,6 +55,8 @@ export interface WorkerContext {
   approvalWaiters: ApprovalWaiters;
   /** The status reactions this process shows on users' messages (STATUS_REACTIONS), one board for every turn. */
   reactions: ReactionBoard;
+  /** The schedule door (docs/schedules.md) for `/schedules` in chat; the `schedule` tool has its own book over the same. */
+  schedules: { deps: ScheduleDeps; maxPerUser: number };
   /** Set on shutdown: no new turn starts. */
   closing: boolean;
 }

@@ -22,3 +22,4 @@ export {
   type ResumeOutcome,
   type SuspendOutcome,
 } from './conversation-actions.ts';
+export { endSchedule, listActiveSchedules, makeSchedule, type CancelOutcome, type ScheduleDeps, type ScheduleOutcome, type ScheduleRequest } from './schedule-actions.ts';

@@ -1,5 +1,6 @@
 import type { TranscriptMessage } from '@switchboard/core';
 import type { AgentErrorCode } from './agent-error.ts';
+import type { ToolCaller } from './tools/define-tool.ts';
 import type { TranscriptEntry } from './transcript-entry.ts';
 
 /**
@@ -82,6 +83,8 @@ export interface RunTurnRequest {
    * limits per user (the Codex pool's children, CODEX_MAX_CHILDREN_PER_USER).
    */
   userKey?: string;
+  /** Who the turn's tool calls act for (the `schedule` tool's conversation and user); absent: such tools refuse. */
+  caller?: ToolCaller;
 }
 
 /** An image as the model receives it: a `data:` URL of the bytes the user sent (capped by MEDIA_MAX_BYTES). */

@@ -17,7 +17,7 @@ export { createOpenAiRuntime, type OpenAiRuntimeOptions } from './openai/openai-
 export { createTranscriber, type Transcriber, type TranscriberOptions } from './openai/transcribe-audio.ts';
 export { createSummariser, type SummariserOptions } from './openai/openai-summariser.ts';
 export { builtinTools, calculatorTool, createBuiltinTools, createWaitTool, currentTimeTool, defaultWaitMaxSeconds, type BuiltinToolOptions } from './tools/builtin-tools.ts';
-export { defineTool, describeTool, type Tool, type ToolContext, type ToolDefinition, type TurnWaitBudget } from './tools/define-tool.ts';
+export { defineTool, describeTool, type Tool, type ToolCaller, type ToolContext, type ToolDefinition, type TurnWaitBudget } from './tools/define-tool.ts';
 export { createToolRegistry, type ToolRegistry, type ToolSource } from './tools/tool-registry.ts';
 export { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from './mcp/mcp-tool-source.ts';
 export { defaultMcpLimits, McpCallError, type McpCallErrorCode, type McpLimits, type McpServerSpec } from './mcp/mcp-options.ts';
@@ -34,3 +34,4 @@ export { startCodexNetProxy, type CodexNetProxy } from './codex/codex-net-proxy.
 export { readProviderHosts, type NetDestination, type ProviderHosts } from './codex/codex-provider-hosts.ts';
 export { checkCodexSandbox, findExecutable, wrapCodexCommand, type CodexSandboxSettings, type SandboxCheck, type SandboxedDirs } from './codex/codex-sandbox.ts';
 export { estimateMessageTokens, estimateMessageTokensPaced } from './estimate-tokens.ts';
+export { createScheduleTool, type BookedSchedule, type BookingResult, type ScheduleBook } from './tools/schedule-tool.ts';

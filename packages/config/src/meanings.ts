@@ -112,6 +112,8 @@ export const meanings: Record<string, string> = {
   TOOL_WAIT_MAX_SECONDS: 'the most one wait tool call may wait (0-600)',
   MCP_SERVERS: 'path of a JSON file {"mcpServers": {"<name>": {"command","args","env"} | {"url","headers"}, "enabledByDefault": true}}; the tools of enabled servers reach the model as <server>__<tool>; unset: no MCP servers',
   TURN_WAIT_BUDGET_SECONDS: 'the most all wait calls of one turn may wait together (0-3600)',
+  USER_MAX_SCHEDULES: 'active schedules one chat user may hold (0-10000; 0: none)',
+  SCHEDULE_CATCHUP_MS: 'how late a schedule occurrence may still run after an outage; later ones are recorded as missed',
   USER_MAX_RUNNING_TURNS: "turns of one user running at once across all workers; the rest wait (1-1000)",
   HISTORY_CACHE_MESSAGES: 'transcript messages a worker keeps in memory across turns; 0: read the whole session every turn',
   HISTORY_CACHE_BYTES: 'the most bytes of transcript a worker keeps in memory across turns (least recently used sessions go first); 0: read the whole session every turn',

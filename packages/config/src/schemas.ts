@@ -325,6 +325,10 @@ export const workerEnvSchema = z
        * (its input stays pending) until one of them ends.
        */
       USER_MAX_RUNNING_TURNS: intInRange(4, 1, 1_000),
+      /** Active schedules one chat user may hold across conversations (docs/schedules.md); the `schedule` tool refuses one more. 0: users may make none. */
+      USER_MAX_SCHEDULES: intInRange(20, 0, 10_000),
+      /** How late an occurrence may still run (everything was down at its time); later, it is recorded as missed (docs/schedules.md). */
+      SCHEDULE_CATCHUP_MS: intInRange(3_600_000, 0, 7 * 24 * 3_600_000),
       /** Transcript messages a worker keeps in memory across turns (all sessions together); 0 reads the whole session every turn. */
       HISTORY_CACHE_MESSAGES: nonNegativeInt(200_000),
       /** The same cache's bound in bytes (text at two bytes a character, plus a share per row): users' documents cannot pin memory (issue 30, finding 3). */

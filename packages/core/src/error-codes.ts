@@ -27,6 +27,14 @@ export const errorCodes = {
   HOOK_CONVERSATION_SUSPENDED: { family: 'hook', retryable: false, httpStatus: 409 },
   HOOK_RATE_LIMITED: { family: 'hook', retryable: true, httpStatus: 429 },
 
+  // Schedules (docs/schedules.md): the admin API's bodies, and the `schedule` tool's error text.
+  /** A schedule's prompt, time, cron or time zone is not one that can run: nothing stored. */
+  SCHEDULE_INVALID: { family: 'admin', retryable: false, httpStatus: 400 },
+  /** The user already holds USER_MAX_SCHEDULES active schedules: nothing stored. */
+  SCHEDULE_LIMIT: { family: 'admin', retryable: false, httpStatus: 409 },
+  /** No active schedule has this id (in this conversation, for chat and the tool). */
+  SCHEDULE_NOT_FOUND: { family: 'admin', retryable: false, httpStatus: 404 },
+
   // Platforms: a parser refusing an inbound event (400), or a platform API refusing a send.
   INVALID_PAYLOAD: { family: 'platform', retryable: false, httpStatus: 400 },
   RATE_LIMITED: { family: 'platform', retryable: true },

@@ -123,3 +123,23 @@ export {
 } from './reply-streaming.ts';
 export { isWorkerSecretName } from './worker-secret-names.ts';
 export { approvalAskedOf, hookEventId, hookUserId, isHookUserId, renderHookPrompt } from './triggered-turns.ts';
+export {
+  checkScheduleSpec,
+  decideOccurrence,
+  formatScheduleList,
+  isScheduleUserId,
+  isTimeZone,
+  nextCronTimes,
+  scheduleEventId,
+  scheduleMaxAheadMs,
+  scheduleMinIntervalMs,
+  schedulePromptMaxChars,
+  scheduleUserId,
+  type OccurrenceDecision,
+  type OccurrenceFacts,
+  type ScheduleLine,
+  type ScheduleSpec,
+  type ScheduleSpecCheck,
+  type ScheduleStatus,
+  type ValidSchedule,
+} from './schedules.ts';

@@ -1,4 +1,5 @@
 import { normaliseText } from './normalise-text.ts';
+import { isScheduleUserId } from './schedules.ts';
 
 /**
  * The user a triggered turn (POST /hooks/{name}) counts as: `hook:<name>`, in
@@ -20,12 +21,12 @@ export function isHookUserId(userId: string): boolean {
 
 /**
  * Who an approval question of a turn may be answered by besides APPROVERS:
- * the user whose input started it, except for a triggered turn, whose
+ * the user whose input started it, except for a triggered or scheduled turn, whose
  * questions are named for nobody, so only an operator listed in APPROVERS can
  * answer them and the timeout declines them otherwise (fail closed).
  */
 export function approvalAskedOf(userKey: string, userId: string): string | null {
-  return isHookUserId(userId) ? null : userKey;
+  return isHookUserId(userId) || isScheduleUserId(userId) ? null : userKey;
 }
 
 /** The event id a hook call is stored and deduplicated under (with the conversation's platform and account). */

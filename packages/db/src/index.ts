@@ -35,3 +35,4 @@ export * from './queries/telegram-poll-offset.ts';
 export * from './queries/approval-store.ts';
 export * from './queries/question-tidy.ts';
 export * from './queries/pairing-store.ts';
+export * from './queries/schedule-store.ts';

@@ -12,4 +12,6 @@ export enum AdvisoryLock {
   EventDelivery = 0x5b0a_0003,
   /** Namespace for pairing requests: (PairingPlatform, hashtext(platform)), so the per-platform cap and one code per user hold. */
   PairingPlatform = 0x5b0a_0004,
+  /** Namespace for creating schedules: (ScheduleCreator, hashtext(created_by)), so USER_MAX_SCHEDULES holds under races. */
+  ScheduleCreator = 0x5b0a_0005,
 }

@@ -10,3 +10,15 @@ export { conversationLeaseKey, createRedisLease, deriveTokenId, discordGatewayLe
 export { runAsLeader, type RunAsLeaderOptions } from './run-as-leader.ts';
 export { runWhileLeased, type LeasedRun, type LeaseHold, type LeaseLoss, type RunWhileLeasedOptions } from './run-while-leased.ts';
 export { preciseNow } from './precise-clock.ts';
+export {
+  armSchedule,
+  createScheduleQueue,
+  disarmSchedule,
+  occurrenceJobName,
+  occurrenceJobSchema,
+  occurrenceTimeOf,
+  scheduleQueueName,
+  type ArmableSchedule,
+  type OccurrenceJob,
+  type ScheduleQueue,
+} from './schedule-queue.ts';

@@ -88,6 +88,8 @@ function buildRunRequest(deps: ExecuteDeps, run: { turn: ExecutingTurn; forModel
     ...(threadId ? { runtimeIds: { threadId } } : {}),
     ...(unseen.length > 0 ? { runtimeUnseen: unseen } : {}),
     userKey,
+    // The `schedule` tool acts for this conversation and user; the first input names the turn across a re-run.
+    caller: { conversationId: conversation.id, userKey, userId: first.userId, turnKey: `${conversation.id}:${first.id}` },
   };
 }
 

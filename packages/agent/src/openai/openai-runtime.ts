@@ -3,7 +3,7 @@ import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from '
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { AgentError } from '../agent-error.ts';
 import type { AgentRuntime, RunTurnRequest, RunTurnResult, TurnFailure } from '../agent-runtime.ts';
-import type { ToolDefinition, TurnWaitBudget } from '../tools/define-tool.ts';
+import type { ToolContext, ToolDefinition, TurnWaitBudget } from '../tools/define-tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { cancelledToolResult, type ToolCallEntry, type TranscriptEntry } from '../transcript-entry.ts';
 import { retryModelRequest, type ModelRetry, type ModelRetryPolicy } from './model-retry.ts';
@@ -115,7 +115,7 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
     entries.push(assistant);
     conversation.add(assistant);
     for (const call of step.toolCalls) {
-      const entry = await runToolCall(options, call, request.signal, waitBudget);
+      const entry = await runToolCall(options, call, { signal: request.signal, waitBudget, ...(request.caller ? { caller: request.caller } : {}) });
       entries.push(entry);
       conversation.add(entry);
     }
@@ -130,12 +130,13 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
  * still gets a stored result so every tool_call_id has its answer
  * (docs/turns.md, "Busy input modes").
  */
-async function runToolCall(options: OpenAiRuntimeOptions, call: ToolCallEntry, signal: AbortSignal, waitBudget: TurnWaitBudget): Promise<TranscriptEntry> {
+async function runToolCall(options: OpenAiRuntimeOptions, call: ToolCallEntry, context: ToolContext): Promise<TranscriptEntry> {
+  const { signal } = context;
   let content: string;
   if (signal.aborted) content = cancelledToolResult;
   else {
     try {
-      content = await options.tools.call(call.name, call.arguments, { signal, waitBudget });
+      content = await options.tools.call(call.name, call.arguments, context);
     } catch {
       content = cancelledToolResult;
     }

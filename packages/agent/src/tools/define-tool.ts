@@ -10,6 +10,23 @@ export interface ToolContext {
    * turn; without one, only a tool's own per-call limit applies.
    */
   waitBudget?: TurnWaitBudget;
+  /** Who the call acts for: set by the worker on every turn, read by tools that keep something per conversation (`schedule`). */
+  caller?: ToolCaller;
+}
+
+/** The turn a tool call belongs to, as the worker knows it. */
+export interface ToolCaller {
+  conversationId: number;
+  /** The turn's user, `platform:account:user` (turns.user_key). */
+  userKey: string;
+  /** The platform's user id alone: `hook:<name>` or `schedule:<id>` for a turn no person started. */
+  userId: string;
+  /**
+   * Names the turn's input (`<conversation>:<first input event id>`), the
+   * same when the turn is run again after a crash: a tool that creates
+   * something keys it by this, so the second run finds what the first made.
+   */
+  turnKey: string;
 }
 
 export interface TurnWaitBudget {

@@ -10,3 +10,4 @@ export { workers } from './workers.ts';
 export { discordGatewaySessions } from './discord-gateway-sessions.ts';
 export { approvals, approvalStatuses, type ApprovalStatus } from './approvals.ts';
 export { pairedUsers, pairings, pairingStatuses, type PairingStatus } from './pairings.ts';
+export { occurrenceOutcomes, schedules, scheduleStatuses } from './schedules.ts';

@@ -37,18 +37,24 @@ export type CreateScheduleOutcome =
   | { kind: 'over_limit'; limit: number }
   | { kind: 'conversation_missing' };
 
+/** postgres.js here returns timestamptz as Postgres's text (`2026-11-29 08:27:12.529882+00`): read as a Date. */
+function timeOf(value: string | Date | null): Date | null {
+  if (value === null || value instanceof Date) return value;
+  return new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'));
+}
+
 type RawSchedule = {
   id: string;
   conversation_id: string;
   prompt: string;
-  run_at: Date | null;
+  run_at: string | Date | null;
   cron: string | null;
   time_zone: string;
   status: ScheduleRow['status'];
   created_by: string;
-  created_at: Date;
-  ended_at: Date | null;
-  last_occurrence_at: Date | null;
+  created_at: string | Date;
+  ended_at: string | Date | null;
+  last_occurrence_at: string | Date | null;
   last_outcome: ScheduleRow['lastOutcome'];
   runs: number;
   missed: number;
@@ -59,14 +65,14 @@ function toRow(raw: RawSchedule): ScheduleRow {
     id: Number(raw.id),
     conversationId: Number(raw.conversation_id),
     prompt: raw.prompt,
-    runAt: raw.run_at,
+    runAt: timeOf(raw.run_at),
     cron: raw.cron,
     timeZone: raw.time_zone,
     status: raw.status,
     createdBy: raw.created_by,
-    createdAt: raw.created_at,
-    endedAt: raw.ended_at,
-    lastOccurrenceAt: raw.last_occurrence_at,
+    createdAt: timeOf(raw.created_at) as Date,
+    endedAt: timeOf(raw.ended_at),
+    lastOccurrenceAt: timeOf(raw.last_occurrence_at),
     lastOutcome: raw.last_outcome,
     runs: raw.runs,
     missed: raw.missed,
@@ -93,7 +99,7 @@ export async function createSchedule(db: Database, input: NewSchedule): Promise<
     if (!conversation) return { kind: 'conversation_missing' } as const;
     const [row] = await sql<RawSchedule[]>`
       insert into schedules (conversation_id, prompt, run_at, cron, time_zone, created_by, origin_key)
-      values (${input.conversationId}, ${input.prompt}, ${input.runAt}, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
+      values (${input.conversationId}, ${input.prompt}, ${input.runAt?.toISOString() ?? null}::timestamptz, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
       returning *`;
     return { kind: 'created', schedule: toRow(row as RawSchedule) } as const;
   });
@@ -158,13 +164,14 @@ export async function loadOccurrenceState(db: Database, scheduleId: number): Pro
  * twice counts once.
  */
 export async function recordOccurrence(db: Database, input: { scheduleId: number; occurrenceAt: Date; outcome: 'ran' | 'missed' | 'paused' }): Promise<void> {
-  const { scheduleId, occurrenceAt, outcome } = input;
+  const { scheduleId, outcome } = input;
+  const occurrenceAt = input.occurrenceAt.toISOString();
   await db.$client`
     update schedules set
-      last_occurrence_at = ${occurrenceAt}, last_outcome = ${outcome},
+      last_occurrence_at = ${occurrenceAt}::timestamptz, last_outcome = ${outcome},
       runs = runs + case when ${outcome} = 'ran' then 1 else 0 end,
       missed = missed + case when ${outcome} = 'missed' then 1 else 0 end,
       status = case when run_at is not null and status = 'active' then 'ended' else status end,
       ended_at = case when run_at is not null and status = 'active' then now() else ended_at end
-    where id = ${scheduleId} and (last_occurrence_at is null or last_occurrence_at < ${occurrenceAt})`;
+    where id = ${scheduleId} and (last_occurrence_at is null or last_occurrence_at < ${occurrenceAt}::timestamptz)`;
 }

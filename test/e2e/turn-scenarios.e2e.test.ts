@@ -15,6 +15,7 @@ import { addCoverage, describeCoverage, describeFaults, dropLease, emptyCoverage
 import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, waitForIdle, type ModelRequest } from '../support/turn-helpers.ts';
 import { checkAll, describeChat, describeTolerated, noneTolerated, type Tolerated } from '../support/turn-invariants.ts';
 import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, summariserRequests, type ConversationScript } from '../support/turn-random.ts';
+import { addScheduleActions, checkSchedules, makeScenarioSchedule, scheduleShare, waitForSchedules } from '../support/turn-schedules.ts';
 
 /**
  * Randomized, seeded interleavings of messages, tool calls, slow streams and
@@ -39,7 +40,12 @@ import { describeScript, generateScript, losesLease, modelRules, Random, seedFro
  * questions shown were closed (a message whose turn was stopped before Codex
  * got it counts once the next turn carried it, docs/codex.md "Threads").
  *
- * Switches: TURN_STREAMING=off (no streaming, no check (n) in effect);
+ * About one openai conversation in five also makes a one-off schedule
+ * through the admin API mid-script, due 0.5–4 s later, under the same faults
+ * (turn-schedules.ts): its occurrence must run exactly once, as one stored
+ * input answered like any message (check (s) and the rest).
+ *
+ * Switches: TURN_SCHEDULES=off (no schedules: a seed's other actions are the same either way); TURN_STREAMING=off (no streaming, no check (n) in effect);
  * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns; the default
  * adds slow summaries and streamed answers, =no-stream leaves the streamed
  * answers out); TURN_STALLS=off (no SIGSTOP faults); TURN_CODEX=off (no Codex
@@ -76,6 +82,7 @@ interface SeedRun {
 function planSeed(seed: number, k: number): SeedRun {
   const random = new Random(seed);
   const scripts = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + k * conversationCount + i));
+  addScheduleActions(seed, scripts);
   const batches: ConversationScript[][] = [];
   for (let i = 0; i < scripts.length; i += batchSize) batches.push(scripts.slice(i, i + batchSize));
   return { seed, scripts, batches, faultPlans: batches.map(() => generateFaults(random)) };
@@ -131,8 +138,9 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
 
   beforeAll(async () => {
     const codexCount = runs[0]?.scripts.filter((s) => s.runtime === 'codex').length ?? 0;
+    const scheduleCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'schedule')).length ?? 0;
     console.log(
-      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
+      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex, ${scheduleCount} with a schedule in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}${scheduleShare === 0 ? ', TURN_SCHEDULES=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
     );
     codex = codexSetup();
     // Dozens of Codex children start per batch on two cores: as one bundled file, each starts on a quarter of the CPU.
@@ -180,7 +188,10 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
       // The random gap between two user actions is the interleaving under test, not a synchronisation.
       if (action.gapMs > 0) await sleep(action.gapMs);
       if (action.kind === 'lease') await dropLease(system, redis, script.chatId);
-      else await say(action.text);
+      else if (action.kind === 'schedule') {
+        const problem = await makeScenarioSchedule(system, script.chatId, action);
+        if (problem) played.problems.push(problem);
+      } else await say(action.text);
       const answer = action.kind === 'run' ? await answerQuestion(system, script.chatId, action, say) : undefined;
       if (answer) played.answers.push(answer);
     }
@@ -212,6 +223,7 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     const sent = record ? withoutApprovalPosts(shown, record) : shown;
     const problems = [
       ...played.problems,
+      ...(await checkSchedules(system, script)),
       ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated),
       ...(record ? checkCodex(snapshot, record, shown, { kills: kills || stallsWorker(faults) }) : []),
     ];
@@ -230,6 +242,8 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
       const chatIds = batch.map((s) => s.chatId);
       const [played, injected] = await Promise.all([Promise.all(batch.map(play)), injectFaults(system, faults, chatIds)]);
       if (injected.length > 0) console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${injected.join('; ')}`);
+      // Each schedule's occurrence first (one on a killed worker waits out its job's lock), then the input it stored.
+      await waitForSchedules(system, chatIds, 60_000);
       // Input behind a killed worker's lease waits out the lease's TTL before the sweep wakes it.
       await waitForIdle(system, chatIds, 60_000);
       // The restart counters now, before the closing message's reply clears them (check (l) counts them).

@@ -22,7 +22,9 @@ export function createScheduleWorker(deps: OccurrenceDeps, connection: RedisClie
       deps.log.info({ jobId: job.id, ...result }, 'schedule occurrence handled');
       return result;
     },
-    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4 },
+    // An occurrence takes milliseconds: a short lock, checked often, hands the job of a killed worker to another
+    // within ~15 s (BullMQ's 30 s defaults would make a reminder due during a crash half a minute late).
+    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000 },
   );
   worker.on('error', (err) => deps.log.warn({ err }, 'schedule worker error'));
   worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'schedule occurrence failed; BullMQ retries it'));

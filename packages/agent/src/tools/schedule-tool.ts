@@ -24,14 +24,16 @@ export interface ScheduleBook {
   cancel(caller: ToolCaller, id: number): Promise<boolean>;
 }
 
+// Kept short: the schema rides on every model request of every turn (fixedRequestText). Lengths and
+// formats are checked by core's checkScheduleSpec, which answers with the line the model reads.
 const scheduleArgs = z
   .object({
-    prompt: z.string().max(4000).optional().describe('What to do when it runs, as a message to yourself (required to create).'),
-    at: z.string().max(64).optional().describe('Run once at this ISO 8601 time with an offset, such as 2026-12-01T09:00:00+01:00.'),
-    cron: z.string().max(128).optional().describe('Or run at every match of this five-field cron expression (minute hour day month weekday).'),
-    timeZone: z.string().max(64).optional().describe('IANA time zone for cron, such as Europe/Paris (default UTC).'),
-    action: z.enum(['create', 'list', 'cancel']).optional().describe('create (the default), list this conversation\'s schedules, or cancel one by id.'),
-    id: z.number().int().positive().optional().describe('The schedule to cancel.'),
+    prompt: z.string().optional().describe('message to yourself when it runs'),
+    at: z.string().optional().describe('once, ISO time with offset'),
+    cron: z.string().optional().describe('or repeat: 5-field cron'),
+    timeZone: z.string().optional().describe('IANA zone for cron'),
+    action: z.enum(['create', 'list', 'cancel']).optional(),
+    id: z.number().int().optional().describe('to cancel'),
   })
   .strict();
 
@@ -45,8 +47,7 @@ const scheduleArgs = z
 export function createScheduleTool(book: ScheduleBook) {
   return defineTool({
     name: 'schedule',
-    description:
-      'Schedules a message to yourself in this conversation: once at an ISO time (`at`) or repeatedly by a cron expression (`cron`, with `timeZone`). When it runs you get `prompt` and answer the user as usual. Also lists (`action: "list"`) and cancels (`action: "cancel"`, `id`) this conversation\'s schedules.',
+    description: "Run a prompt later in this conversation (once `at`, or by `cron`); also list or cancel this conversation's schedules.",
     schema: scheduleArgs,
     run: async (args, { caller }) => {
       if (!caller) throw new Error('schedules are not available in this turn');

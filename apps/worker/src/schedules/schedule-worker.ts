@@ -22,9 +22,11 @@ export function createScheduleWorker(deps: OccurrenceDeps, connection: RedisClie
       deps.log.info({ jobId: job.id, ...result }, 'schedule occurrence handled');
       return result;
     },
-    // An occurrence takes milliseconds: a short lock, checked often, hands the job of a killed worker to another
-    // within ~15 s (BullMQ's 30 s defaults would make a reminder due during a crash half a minute late).
-    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000 },
+    // Quiet when idle: it blocks until the next occurrence is due or a marker says one was added, waking at
+    // most every 30 s (drainDelay, seconds) instead of BullMQ's 5, and checks for stalled jobs at BullMQ's
+    // 30 s default: an idle worker costs Redis almost nothing (the turn budget test counts every command).
+    // The price: the occurrence job of a worker killed in its few milliseconds waits up to a minute for another.
+    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, drainDelay: 30 },
   );
   worker.on('error', (err) => deps.log.warn({ err }, 'schedule worker error'));
   worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'schedule occurrence failed; BullMQ retries it'));

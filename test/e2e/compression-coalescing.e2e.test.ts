@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, createTurnQueue, type TurnQueue , type RedisClient } from '@switchboard/queue';
 import { adminRequest, adminTokenEnv, aliceToken } from '../support/admin-client.ts';
 import { conversationState } from '../support/restart-helpers.ts';
+import { smallContextEnv } from '../support/context-sizes.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { chatPrefix, lastUserText, modelRequests, waitForCondition, waitForIdle } from '../support/turn-helpers.ts';
@@ -12,7 +13,7 @@ import { chatPrefix, lastUserText, modelRequests, waitForCondition, waitForIdle 
  * operator compactions of one conversation give one summary and seven
  * no-ops that say so; `/compact` twice gives one summary and "nothing to do".
  *
- * Sizes as in compression.e2e: a 1,900-token context, each long message and
+ * Sizes as in compression.e2e (test/support/context-sizes.ts): a 1,900-token context, each long message and
  * its echo ~138 tokens, so five messages stay under the threshold (no
  * automatic compression) and the 380-token kept tail is the last message
  * and its echo; the summary is ~140 tokens.
@@ -46,7 +47,7 @@ describe('compaction requests coalesce', () => {
   const replyCounts = new Map<number, number>();
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workerEnv: { MODEL_CONTEXT_TOKENS: '1900' }, gatewayEnv: { ADMIN_TOKEN: adminTokenEnv } });
+    system = await TestSystem.start({ workerEnv: { ...smallContextEnv }, gatewayEnv: { ADMIN_TOKEN: adminTokenEnv } });
     await system.setModelScript(script);
     connection = createRedisConnection(redisUrl(), 'producer');
     queue = createTurnQueue(connection, system.redisPrefix);

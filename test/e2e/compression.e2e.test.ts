@@ -19,6 +19,7 @@ import {
   type ChatMessage,
   type ModelRequest,
 } from '../support/turn-helpers.ts';
+import { smallContextEnv } from '../support/context-sizes.ts';
 import { redisUrl } from '../support/test-env.ts';
 
 /**
@@ -26,17 +27,17 @@ import { redisUrl } from '../support/test-env.ts';
  * in-process worker, the simulator's scripted model as both the chat model
  * and the summariser, real Postgres and Redis.
  *
- * Sizes: a 1,900-token context, so the threshold is 1,520 and the kept tail
- * 380 tokens. Each user message below is ~137 tokens and its echo ~139, the
- * system prompt with tool schemas ~207, so a conversation reaches the
- * threshold at its 6th message (1,724 tokens) and no earlier (the 5th is
- * 1,448), and without compression its 7th request is over the context
- * (2,000 > 1,900). After a compression with a short summary the next one
+ * Sizes (test/support/context-sizes.ts): a 1,900-token context with the
+ * threshold at 0.877, so the threshold is 1,666 and the kept tail 380 tokens.
+ * Each user message below is ~137 tokens and its echo ~139, the system prompt
+ * with tool schemas ~353, so a conversation reaches the threshold at its 6th
+ * message (1,870 tokens) and no earlier (the 5th is 1,594), and without
+ * compression its 7th request is over the context (2,146 > 1,900). After a compression with a short summary the next one
  * comes 4 messages later. The kept tail is then the last user message and
  * its echo.
  */
 
-const contextTokens = 1900;
+const contextTokens = Number(smallContextEnv.MODEL_CONTEXT_TOKENS);
 const keepBudget = Math.floor(contextTokens * 0.2);
 const maxAttempts = 2;
 const summaryTimeoutMs = 2500;
@@ -128,7 +129,7 @@ describe('preflight compression', () => {
   beforeAll(async () => {
     system = await TestSystem.start({
       workerEnv: {
-        MODEL_CONTEXT_TOKENS: String(contextTokens),
+        ...smallContextEnv,
         COMPRESSION_MAX_ATTEMPTS: String(maxAttempts),
         COMPRESSION_BACKOFF_MS: '0',
         SUMMARY_TIMEOUT_MS: String(summaryTimeoutMs),

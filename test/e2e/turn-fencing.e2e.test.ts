@@ -9,6 +9,7 @@ import {
   waitForConversation,
   waitForRunningTurn,
 } from '../support/restart-helpers.ts';
+import { smallContextEnv } from '../support/context-sizes.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 import { armTelegramFault, lastUserText, modelRequests, sentTo, waitForCondition, waitForIdle, waitForModelRequest } from '../support/turn-helpers.ts';
@@ -141,12 +142,12 @@ describe('a worker killed during preflight compression (one worker process)', ()
   let system: TestSystem;
 
   beforeAll(async () => {
-    // A 1,900-token context: the 6th long message needs a compression (sizes as in compression.e2e.test.ts).
+    // The small context (test/support/context-sizes.ts): the 6th long message needs a compression (sizes as in compression.e2e.test.ts).
     system = await TestSystem.start({
       workers: 1,
       workerProcesses: true,
       // A short lease, so a killed worker's conversation is free again in seconds rather than half a minute.
-      workerEnv: { ...fastRestartEnv, CONVERSATION_LEASE_TTL_MS: '2000', MODEL_CONTEXT_TOKENS: '1900', SUMMARY_TIMEOUT_MS: '60000', COMPRESSION_BACKOFF_MS: '0' },
+      workerEnv: { ...fastRestartEnv, CONVERSATION_LEASE_TTL_MS: '2000', ...smallContextEnv, SUMMARY_TIMEOUT_MS: '60000', COMPRESSION_BACKOFF_MS: '0' },
     });
     // The summariser never answers: every compression is still running when the worker is killed.
     await system.setModelScript({ default: { type: 'echo', prefix: 'echo: ' }, rules: [{ matchRegex: '^Transcript to summarise:', hang: true }] });

@@ -5,6 +5,7 @@ import { startRedisCluster, type RedisCluster } from '@switchboard/harness';
 import type { RedisClient } from '@switchboard/queue';
 import { adminTokenEnv } from '../support/admin-client.ts';
 import { bundleFakeCodex, codexSetup, type CodexSetup } from '../support/codex-system.ts';
+import { smallContextEnv } from '../support/context-sizes.ts';
 import { fastRestartEnv } from '../support/restart-helpers.ts';
 import { TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
@@ -97,7 +98,7 @@ const workerEnv: Record<string, string> = {
   // A little more than fastRestartEnv's 1.5 s: starting a replacement worker loads both cores, and a live worker must not be declared dead.
   HEARTBEAT_INTERVAL_MS: '250',
   WORKER_DEAD_AFTER_MS: '2500',
-  MODEL_CONTEXT_TOKENS: '1900',
+  ...smallContextEnv,
   COMPRESSION_BACKOFF_MS: '0',
   MAX_QUEUED_INPUT: String(maxQueuedInput),
   // A killed worker's conversations wait out its leases: 5 s instead of 30 keeps a SIGKILL batch short.

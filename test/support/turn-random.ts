@@ -84,8 +84,8 @@ export const longSlowMarker = '[slow-long]';
 /** The summariser's request (packages/agent summary-prompt.ts): its one user message starts so. */
 export const transcriptPrefix = 'Transcript to summarise:';
 /**
- * About 820 tokens: with the scenario's 1,900-token context (threshold 1,520,
- * system prompt and tools ~207) one long message and its echo put a session
+ * About 820 tokens: with the scenario's 1,900-token context (threshold 1,666,
+ * system prompt and tools ~353; test/support/context-sizes.ts) one long message and its echo put a session
  * over the threshold, so the next turn compresses first; alone it fits.
  */
 const longFiller = 'the quick brown fox jumps over the lazy dog '.repeat(14 * 6).trim();

@@ -73,9 +73,10 @@ export const profiles: Record<ProfileName, ChaosProfile> = {
     kinds: faultKinds,
     leadInMs: 5_000,
     tailMs: 10_000,
-    // With the default prompt and tools (231 tokens) a context this small makes a 12-line conversation compress once or twice,
-    // so compressions run all through the load and aimed kills land in them.
-    workerEnv: { MODEL_CONTEXT_TOKENS: '900' },
+    // With the default prompt and tools (~377 tokens since the `schedule` tool: 146 more than the 231 this was sized for, so
+    // 183 more context keeps the room before compression) a context this small makes a 12-line conversation compress once
+    // or twice, so compressions run all through the load and aimed kills land in them.
+    workerEnv: { MODEL_CONTEXT_TOKENS: '1083' },
   },
 };
 

@@ -5,6 +5,7 @@ import type { CompressionCost } from './compression-cost.ts';
 import type { CostPoint } from './cost-growth.ts';
 import type { ProfileSummary } from './cpu-profile.ts';
 import type { CpuUsage, RssSeries } from './process-stats.ts';
+import type { ScheduleBurst } from './schedule-burst.ts';
 import type { ThroughputPoint } from './throughput-scenarios.ts';
 import type { TurnPhases } from './turn-scenarios.ts';
 
@@ -25,6 +26,8 @@ export interface BenchFigures {
   /** The minimal relay's sequential overhead: the three HTTP hops (webhook, model, sendMessage) and nothing else. */
   relaySequential?: LatencySummary;
   compression?: CompressionCost;
+  /** Reminders all due at once (docs/schedules.md). */
+  scheduleBurst?: ScheduleBurst;
   /** Gateway and worker RSS run from the sources under tsx and from dist/ (`npm run build`). */
   buildMemory?: BuildMemoryRow[];
 }

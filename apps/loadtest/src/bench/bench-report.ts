@@ -5,6 +5,7 @@ import type { CompressionCost, CompressionSample } from './compression-cost.ts';
 import { trendMiBPerMinute } from './process-stats.ts';
 import type { ThroughputPoint } from './throughput-scenarios.ts';
 import { renderBeforeAfter } from './before-after.ts';
+import { renderScheduleBurst } from './schedule-burst.ts';
 import { compressionTargetMs, renderTargets } from './bench-targets.ts';
 import { cpuPerTurn, f, latencyRow, median, othersShare, pct, spread, verdict } from './bench-format.ts';
 
@@ -20,6 +21,7 @@ export function renderBenchReport(b: BenchFigures): string {
     ...renderMemory(b),
     ...renderCostGrowth(b),
     ...(b.compression && b.compression.samples.length > 0 ? renderCompression(b.compression) : []),
+    ...(b.scheduleBurst ? renderScheduleBurst(b.scheduleBurst) : []),
     ...renderSequentialTurns(b),
     ...renderProfiles(b),
   ].join('\n');

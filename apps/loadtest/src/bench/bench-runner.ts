@@ -16,6 +16,7 @@ import { monotonicNowUs, summarizeCpuProfile } from './cpu-profile.ts';
 import { readRssMiB, startRssSampler } from './process-stats.ts';
 import { startRelayUnderTest, startSystemUnderTest, type SystemUnderTest } from './system-under-test.ts';
 import { findMaxThroughput, runMeasured, type MeasuredSystem } from './throughput-scenarios.ts';
+import { measureScheduleBurst } from './schedule-burst.ts';
 import { measureInterruptLatency, measureTurnOverhead } from './turn-scenarios.ts';
 
 export interface BenchOptions {
@@ -26,8 +27,8 @@ export interface BenchOptions {
 }
 
 const plans = {
-  quick: { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, overheadWarmup: 200, interrupts: 20, compressions: 2 },
-  full: { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, overheadWarmup: 1000, interrupts: 100, compressions: 5 },
+  quick: { levels: [8, 32], durationS: 5, halfRateS: 6, longS: 15, profileS: 8, profileWarmupS: 2, costTurns: 15, conversations: [1_000, 20_000], history: [10, 1_000, 10_000], overheadTurns: 50, overheadWarmup: 200, interrupts: 20, compressions: 2, reminders: 200 },
+  full: { levels: [8, 32, 96, 192, 384], durationS: 15, halfRateS: 20, longS: 150, profileS: 20, profileWarmupS: 4, costTurns: 40, conversations: [1_000, 1_000_000], history: [10, 1_000, 10_000], overheadTurns: 300, overheadWarmup: 1000, interrupts: 100, compressions: 5, reminders: 2_000 },
 };
 const log = (line: string) => console.log(line);
 
@@ -166,5 +167,7 @@ async function measureSequential(plan: Plan, figures: Figures): Promise<void> {
     figures.cost = await measureCostGrowth(sut, { turns: plan.costTurns, historySizes: plan.history, conversationCounts: plan.conversations, log });
     log(`bench: compression of a 200k-token session (/compact), ${plan.compressions} samples after a warm-up`);
     figures.compression = await measureCompressionCost(sut, { samples: plan.compressions, log });
+    log(`bench: a reminder burst: ${plan.reminders} one-off schedules due at once`);
+    figures.scheduleBurst = await measureScheduleBurst(sut, { count: plan.reminders, log });
   });
 }

@@ -141,6 +141,8 @@ describe('fuzzed payloads at every webhook route and the admin API', () => {
     for (const summary of [result.refused, result.authentic]) {
       for (const route of ['slack', 'telegram', 'discord', 'admin', 'hooks'] as const) expect(summary.byRoute[route]?.sent ?? 0, `${route}\n${report}`).toBeGreaterThan(50);
     }
+    // The schedule routes (issue 34) got authentic cases too: bad times, crons and time zones, conversations and schedules that do not exist.
+    for (const route of ['GET /admin/schedules', 'POST /admin/schedules', 'DELETE /admin/schedules/{id}']) expect(result.authentic.byRoute.admin?.byKind[`route:${route}`] ?? 0, `${route}\n${report}`).toBeGreaterThan(0);
     // The authentic phase stored messages on each platform, and no other phase stored anything (checked in problems).
     expect(result.rows.inboundWritten, report).toBeGreaterThan(100);
     expect(result.rows.afterRefused).toEqual(result.rows.beforeRefused);

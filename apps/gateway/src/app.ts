@@ -5,7 +5,7 @@ import type { GatewayConfig, HookConfig } from '@switchboard/config';
 import type { Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { SlackParseContext, TelegramParseContext } from '@switchboard/platforms';
-import type { TurnQueue } from '@switchboard/queue';
+import { createScheduleQueue, type ScheduleQueue, type TurnQueue } from '@switchboard/queue';
 import { registerAdmin } from './admin/register-admin.ts';
 import { registerHooks } from './hooks/register-hooks.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -20,6 +20,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   db: Database;
   queue: TurnQueue;
+  /** The `schedules` queue the admin API arms operators' schedules in; absent: the app makes its own on `redis`, closed with it. */
+  schedules?: ScheduleQueue;
   /** A fail-fast connection, used for readiness. */
   redis: RedisClient;
   log: Logger;
@@ -68,8 +70,19 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     await registerDiscordInteractions(app, ingress, { publicKey: deps.config.DISCORD_PUBLIC_KEY, applicationId: deps.config.DISCORD_APPLICATION_ID });
   }
   if (deps.hooks) await registerHooks(app, ingress, deps.hooks);
-  await registerAdmin(app, { config: deps.config, db: deps.db, queue: deps.queue, redis: deps.redis, log: deps.log, metrics });
+  const schedules = deps.schedules ?? ownScheduleQueue(app, deps);
+  await registerAdmin(app, { config: deps.config, db: deps.db, queue: deps.queue, schedules, redis: deps.redis, log: deps.log, metrics });
   return app;
+}
+
+function ownScheduleQueue(app: FastifyInstance, deps: GatewayDeps): ScheduleQueue {
+  const schedules = createScheduleQueue(deps.redis, deps.config.REDIS_PREFIX);
+  schedules.on('error', (err) => deps.log.warn({ err }, 'schedule queue error'));
+  app.addHook('onClose', async () => {
+    await schedules.waitUntilReady().catch(() => undefined);
+    await schedules.close();
+  });
+  return schedules;
 }
 
 /**

@@ -3,7 +3,7 @@ import { loadHooksFile, type GatewayConfig } from '@switchboard/config';
 import { createDbClient, databaseReach } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import { readTelegramBotId, type TelegramParseContext } from '@switchboard/platforms';
-import { createRedisConnection, redisReachOf, createTurnQueue } from '@switchboard/queue';
+import { createRedisConnection, createScheduleQueue, redisReachOf, createTurnQueue } from '@switchboard/queue';
 import { buildGatewayApp } from './app.ts';
 import { startDiscordInbound } from './discord/discord-inbound.ts';
 import { createIngressDeps } from './ingress/accept-inbound.ts';
@@ -26,6 +26,9 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   redis.on('error', (err) => log.warn({ err }, 'redis connection error'));
   const queue = createTurnQueue(redis, config.REDIS_PREFIX);
   queue.on('error', (err) => log.warn({ err }, 'queue error'));
+  // Operators' schedules (POST /admin/schedules) are armed here; the workers run them.
+  const schedules = createScheduleQueue(redis, config.REDIS_PREFIX);
+  schedules.on('error', (err) => log.warn({ err }, 'schedule queue error'));
 
   const telegram = config.TELEGRAM_BOT_TOKEN ? await resolveTelegramContext(config, log) : undefined;
   if (!telegram) log.info('telegram is off (no TELEGRAM_BOT_TOKEN)');
@@ -33,7 +36,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   if (!slack) log.info('slack is off (no SLACK_SIGNING_SECRET)');
 
   const metrics = createGatewayMetrics({ queues: [queue], db: db.db, log });
-  const app = await buildGatewayApp({ config, db: db.db, queue, redis, log, telegram, slack, metrics, ...(hooks ? { hooks } : {}) });
+  const app = await buildGatewayApp({ config, db: db.db, queue, schedules, redis, log, telegram, slack, metrics, ...(hooks ? { hooks } : {}) });
   const countRejected = metrics.countInboundRejected;
   const url = await app.listen({ host: config.HOST, port: config.PORT });
   log.info({ url }, 'gateway listening');
@@ -71,6 +74,8 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
       // this connection; disconnecting under it would leave an unhandled rejection.
       await queue.waitUntilReady().catch(() => undefined);
       await queue.close();
+      await schedules.waitUntilReady().catch(() => undefined);
+      await schedules.close();
       redis.disconnect();
       await db.close();
     },

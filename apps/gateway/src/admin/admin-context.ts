@@ -4,7 +4,7 @@ import type { GatewayConfig } from '@switchboard/config';
 import { createConversationActions, createLifecycleEmitter, type ConversationActions } from '@switchboard/actions';
 import { recordAuditEntry, type Database, type DbExecutor } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import type { TurnQueue } from '@switchboard/queue';
+import type { ScheduleQueue, TurnQueue } from '@switchboard/queue';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AdminToken } from './admin-tokens.ts';
 
@@ -20,6 +20,8 @@ export interface AdminDeps {
   config: GatewayConfig;
   db: Database;
   queue: TurnQueue;
+  /** The `schedules` queue, on the same connection: operators' schedules are armed and disarmed through it. */
+  schedules: ScheduleQueue;
   /** The gateway's fail-fast connection: signals and lifecycle events are published on it. */
   redis: RedisClient;
   log: Logger;

@@ -22,6 +22,7 @@ import { registerOutboxRoutes } from './routes/outbox-routes.ts';
 import { registerPairingRoutes } from './routes/pairing-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerRestartRoutes } from './routes/restart-routes.ts';
+import { registerScheduleRoutes } from './routes/schedule-routes.ts';
 import { registerSessionRoutes } from './routes/session-routes.ts';
 import { registerTurnRoutes } from './routes/turn-routes.ts';
 import { adminSecurityHeaders, allowThirdPartyStyles } from './security-headers.ts';
@@ -89,6 +90,7 @@ async function registerSecuredSurface(secured: FastifyInstance, { ctx, authentic
   registerOutboxRoutes(secured, ctx);
   registerRestartRoutes(secured, ctx);
   registerPairingRoutes(secured, ctx);
+  registerScheduleRoutes(secured, ctx);
   registerAuditRoutes(secured, ctx);
   registerEventsRoute(secured, fanout);
   await registerBullBoard(secured, [ctx.queue]);
@@ -114,7 +116,7 @@ function addSecuredHooks(secured: FastifyInstance, authenticate: AdminAuthHook):
 async function registerOpenApi(secured: FastifyInstance): Promise<void> {
   await secured.register(fastifySwagger, {
     openapi: {
-      info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, pairing, audit log, live events. See docs/admin.md.' },
+      info: { title: 'Switchboard admin API', version: '1', description: 'Operate a running Switchboard: conversations, actions, turns, queues, outbox, pairing, schedules, audit log, live events. See docs/admin.md.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An ADMIN_TOKEN token' } } },
       security: [{ bearer: [] }],
     },

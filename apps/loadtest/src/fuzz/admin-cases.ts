@@ -1,7 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { BuiltRequest, CaseContext, FuzzCase, FuzzClass } from './fuzz-types.ts';
+import { readableId, refusedId, unreachableId, type RouteShape } from './admin-route-shape.ts';
 import { anyValue, bigNumberText, deepNode, fuzzText, notAnObjectBody, obj, raw, renderJson, str, type JsonNode } from './json-text.ts';
+import { scheduleBaseBody, scheduleRoutes } from './schedule-route-shapes.ts';
 
 /**
  * The admin API (docs/admin.md): every route, with credentials right and
@@ -72,39 +74,7 @@ function percentEncode(text: string): string {
 
 const queryOf = (pairs: [string, string][]) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&')}`);
 
-// --- ids ---------------------------------------------------------------------
-
-/** Ids no conversation, outbox row or session will ever have (>= 2^40), spelled every way the schema converts, up to past 2^63. */
-const unreachableId: fc.Arbitrary<string> = fc.oneof(
-  fc.bigInt({ min: 2n ** 40n, max: 2n ** 53n - 1n }).map(String),
-  fc.bigInt({ min: 2n ** 53n, max: 2n ** 80n }).map(String),
-  fc.constantFrom('9007199254740991', '9007199254740993', '9223372036854775807', '9223372036854775808', '18446744073709551616', '99999999999999999999', '123456789012345678901234567890'),
-  fc.bigInt({ min: 2n ** 40n, max: 2n ** 60n }).map((n) => `+${n}`),
-  fc.bigInt({ min: 2n ** 40n, max: 2n ** 60n }).map((n) => `${n}.9`),
-  fc.bigInt({ min: 2n ** 40n, max: 2n ** 60n }).map((n) => `000${n}`),
-);
-/** Any id a read may use, real ones included. */
-const readableId: fc.Arbitrary<string> = fc.oneof(fc.integer({ min: 1, max: 50 }).map(String), unreachableId);
-/** Ids the schema refuses whatever it converts: not a number, zero or negative, too big for a double. (Not `..`: the client resolves it away.) */
-const refusedId: fc.Arbitrary<string> = fc.constantFrom('', 'x1', 'abc', '0', '-1', '-9007199254740993', 'NaN', 'Infinity', '1e400', '１２', '١٢', '1_000', 'false', 'null', '%00', '\u0000', '\ud800', '%E0%A4%A', '1;2', '1%2F2');
-
 // --- routes ------------------------------------------------------------------
-
-interface RouteShape {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** `{id}` is replaced by an id. */
-  path: string;
-  /** Changes something when the id exists: only unreachable ids with valid credentials. */
-  mutating?: boolean;
-  /** The id parameter is not numeric (a queue name, a job id). */
-  stringParam?: boolean;
-  query?: fc.Arbitrary<[string, string][]>;
-  /** Query pairs the schema refuses. */
-  badQuery?: fc.Arbitrary<[string, string][]>;
-  body?: fc.Arbitrary<JsonNode | undefined>;
-  /** Bodies the schema refuses. */
-  badBody?: fc.Arbitrary<JsonNode>;
-}
 
 const limit = fc.oneof(fc.integer({ min: 1, max: 500 }).map(String), fc.constantFrom('1', '500', '050'));
 const cursor = fc.oneof(fc.integer({ min: 1, max: 100 }).map(String), unreachableId);
@@ -224,6 +194,7 @@ const routes: readonly RouteShape[] = [
   { method: 'POST', path: '/admin/pairings/{id}/deny', mutating: true, stringParam: true, body: junkBody },
   { method: 'GET', path: '/admin/paired-users' },
   { method: 'DELETE', path: '/admin/paired-users/{id}/{job}', mutating: true, stringParam: true },
+  ...scheduleRoutes,
   { method: 'GET', path: '/admin/whoami' },
   { method: 'POST', path: '/admin/session', body: junkBody },
   { method: 'DELETE', path: '/admin/session' },
@@ -328,6 +299,7 @@ function fillPath(route: RouteShape, id: string, ctx: CaseContext): string {
 
 /** A body the route would accept, to truncate, mislabel or pad. */
 function baseBodyOf(path: string): JsonNode {
+  if (path === '/admin/schedules') return scheduleBaseBody;
   if (path.endsWith('busy-mode')) return obj({ mode: str('queue') });
   if (path.endsWith('runtime')) return obj({ runtime: str('codex') });
   return obj({ reason: str('fuzz') });

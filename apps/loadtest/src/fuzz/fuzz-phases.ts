@@ -3,7 +3,7 @@ import type { FuzzSummary } from './fuzz-types.ts';
 import { fuzzProblems, runFuzz, type FuzzOptions } from './run-fuzz.ts';
 
 /** Every table a request could write to. */
-const tables = ['conversations', 'sessions', 'inbound_events', 'messages', 'turns', 'outbox', 'audit_log', 'lifecycle_events', 'pairings', 'paired_users'] as const;
+const tables = ['conversations', 'sessions', 'inbound_events', 'messages', 'turns', 'outbox', 'audit_log', 'lifecycle_events', 'pairings', 'paired_users', 'schedules'] as const;
 /** What an unpaired user's DM must never create under DM_POLICY=pairing: stored input, a turn, a model session. */
 const inputTables = ['inbound_events', 'messages', 'turns', 'sessions'] as const;
 type RowCounts = Record<(typeof tables)[number], number>;
@@ -42,7 +42,8 @@ async function countRows(sql: postgres.Sql): Promise<RowCounts> {
       (select count(*)::int from audit_log) as audit_log,
       (select count(*)::int from lifecycle_events) as lifecycle_events,
       (select count(*)::int from pairings) as pairings,
-      (select count(*)::int from paired_users) as paired_users`;
+      (select count(*)::int from paired_users) as paired_users,
+      (select count(*)::int from schedules) as schedules`;
   return row;
 }
 
@@ -110,6 +111,8 @@ export async function runFuzzWithRowChecks(options: FuzzOptions & { sql: postgre
   const written = tables.filter((t) => afterRefused[t] !== beforeRefused[t]);
   if (written.length > 0) problems.push(`unauthenticated or invalid requests wrote rows: ${written.map((t) => `${t} ${beforeRefused[t]} → ${afterRefused[t]}`).join(', ')}`);
   if (inboundWritten !== inboundClaimed) problems.push(`authentic requests: ${inboundClaimed} answers claimed a stored event, ${inboundWritten} inbound events appeared`);
+  // Every schedule the fuzzer asks for names a conversation past 2^40 (schedule-route-shapes.ts): none may come to exist.
+  if (afterAuthentic.schedules !== afterRefused.schedules) problems.push(`authentic requests made ${afterAuthentic.schedules - afterRefused.schedules} schedules, though none named a conversation that exists`);
   if (auditRowsByStrangers > 0) problems.push(`${auditRowsByStrangers} audit rows name an actor that is not a configured token`);
   if (pairingProbe && options.target.pairing) problems.push(...pairingProblems(pairingProbe.figures, options.target.pairing.maxPendingPerPlatform, { before: afterRefused, after: afterAuthentic }));
   for (const [phase, drift] of [['unauthenticated/invalid', rss.driftRefused], ['authentic', rss.driftAuthentic]] as const) {

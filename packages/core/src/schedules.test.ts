@@ -25,6 +25,10 @@ describe('schedule specs', () => {
     [{ prompt: 'x', at: '2026-11-30T00:00:00' }, 'ISO 8601'],
     [{ prompt: 'x', at: '2026-11-28T00:00:00Z' }, 'not in the future'],
     [{ prompt: 'x', at: '2028-11-28T00:00:00Z' }, 'within a year'],
+    [{ prompt: 'x', at: '2027-02-30T09:00:00Z' }, 'ISO 8601'],
+    [{ prompt: 'x', at: '2027-01-10T24:00:00Z' }, 'ISO 8601'],
+    [{ prompt: 'x', at: '2027-01-10T09:60:00Z' }, 'ISO 8601'],
+    [{ prompt: 'x', cron: '0 0 31 4,6,9,11 *' }, 'never fires within two years'],
     [{ prompt: 'x', cron: 'every day' }, 'five fields'],
     [{ prompt: 'x', cron: '*/10 * * * * *' }, 'five fields'],
     [{ prompt: 'x', cron: '61 * * * *' }, 'not a valid cron'],
@@ -34,6 +38,12 @@ describe('schedule specs', () => {
     const check = checkScheduleSpec(spec, now);
     expect(check.ok).toBe(false);
     expect(check.ok ? '' : check.message).toContain(message);
+  });
+
+  it('takes a leap day and a yearly cron in a far time zone', () => {
+    expect(checkScheduleSpec({ prompt: 'x', at: '2027-02-28T23:59:59+14:00' }, now).ok).toBe(true);
+    expect(checkScheduleSpec({ prompt: 'x', cron: '0 0 29 2 *' }, now).ok).toBe(true);
+    expect(checkScheduleSpec({ prompt: 'x', cron: '59 23 31 12 *', timeZone: 'Pacific/Kiritimati' }, now).ok).toBe(true);
   });
 
   it('takes a cron that fires once a minute, the floor', () => {

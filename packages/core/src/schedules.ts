@@ -56,7 +56,7 @@ export function checkScheduleSpec(spec: ScheduleSpec, now: Date): ScheduleSpecCh
 function checkOnce(input: { prompt: string; at: string; timeZone: string; now: Date }): ScheduleSpecCheck {
   const { prompt, at, timeZone, now } = input;
   const runAt = new Date(at);
-  if (!isoTimePattern.test(at) || Number.isNaN(runAt.getTime())) return { ok: false, code: 'SCHEDULE_INVALID', message: 'at must be an ISO 8601 time with an offset, such as 2026-12-01T09:00:00Z' };
+  if (!isoTimePattern.test(at) || Number.isNaN(runAt.getTime()) || !isCalendarTime(at)) return { ok: false, code: 'SCHEDULE_INVALID', message: 'at must be an ISO 8601 time with an offset, such as 2026-12-01T09:00:00Z' };
   if (runAt.getTime() <= now.getTime()) return { ok: false, code: 'SCHEDULE_INVALID', message: `at (${runAt.toISOString()}) is not in the future (now ${now.toISOString()})` };
   if (runAt.getTime() - now.getTime() > scheduleMaxAheadMs) return { ok: false, code: 'SCHEDULE_INVALID', message: 'at must be within a year from now' };
   return { ok: true, schedule: { kind: 'once', prompt, runAt, timeZone } };
@@ -67,26 +67,41 @@ function checkCron(input: { prompt: string; cron: string; timeZone: string; now:
   const cron = input.cron.trim().replace(/\s+/g, ' ');
   const bad = (message: string): ScheduleSpecCheck => ({ ok: false, code: 'SCHEDULE_INVALID', message });
   if (cron.split(' ').length !== 5) return bad('cron must have five fields: minute hour day-of-month month day-of-week');
-  const times = nextCronTimes({ cron, timeZone, after: now, count: 6 });
+  const times = nextCronTimes({ cron, timeZone, after: now, count: 3 });
   if (!times) return bad(`cron "${cron}" is not a valid cron expression`);
-  if (times.length === 0) return bad(`cron "${cron}" never fires`);
+  if (times.length === 0) return bad(`cron "${cron}" never fires within two years`);
   for (let i = 1; i < times.length; i++) {
     if ((times[i] as Date).getTime() - (times[i - 1] as Date).getTime() < scheduleMinIntervalMs) return bad('cron must not fire more than once a minute');
   }
   return { ok: true, schedule: { kind: 'cron', prompt, cron, timeZone, nextAt: times[0] as Date } };
 }
 
-/** The next `count` times of a cron after `after` (fewer if it ends); null when the expression does not parse. */
+/** How far ahead a cron's times are looked for: bounds the search, which for a rare or impossible date (31 April) would otherwise walk for a second. */
+const cronHorizonMs = 2 * 366 * 24 * 3600 * 1000;
+
+/** The next `count` times of a cron after `after`, within two years (fewer if it ends); null when the expression does not parse. */
 export function nextCronTimes(input: { cron: string; timeZone: string; after: Date; count: number }): Date[] | null {
   let iterator: ReturnType<typeof cronParser.parseExpression<false>>;
   try {
-    iterator = cronParser.parseExpression(input.cron, { currentDate: input.after, tz: input.timeZone, iterator: false });
+    const endDate = new Date(input.after.getTime() + cronHorizonMs);
+    iterator = cronParser.parseExpression(input.cron, { currentDate: input.after, endDate, tz: input.timeZone, iterator: false });
   } catch {
     return null;
   }
   const times: Date[] = [];
-  for (let i = 0; i < input.count && iterator.hasNext(); i++) times.push(iterator.next().toDate());
+  try {
+    for (let i = 0; i < input.count && iterator.hasNext(); i++) times.push(iterator.next().toDate());
+  } catch {
+    // Past the horizon: cron-parser throws "Out of the timespan range" rather than ending.
+  }
   return times;
+}
+
+/** Whether the date and time as written exist (no 30 February, no 24:00): Date would roll them over silently. */
+function isCalendarTime(at: string): boolean {
+  const [year, month, day, hour, minute, second] = [0, 5, 8, 11, 14, 17].map((start) => Number(at.slice(start, start + (start === 0 ? 4 : 2)))) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && (at.length < 19 || at[16] !== ':' || second <= 59);
 }
 
 export function isTimeZone(name: string): boolean {

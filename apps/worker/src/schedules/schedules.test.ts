@@ -7,6 +7,8 @@ import { createLogger } from '@switchboard/logger';
 import { createRedisConnection, createScheduleQueue, createTurnQueue, type RedisClient, type ScheduleQueue, type TurnQueue } from '@switchboard/queue';
 import { createRedisPrefix, redisUrl } from '@switchboard/harness/test-env';
 import { runOccurrence, type OccurrenceDeps } from './run-occurrence.ts';
+import { createScheduleTool, createToolRegistry } from '@switchboard/agent';
+import { createScheduleBook } from './schedule-book.ts';
 import { createScheduleWorker, rearmSchedules } from './schedule-worker.ts';
 
 // Scheduled turns (docs/schedules.md) against the real Postgres and Redis: one occurrence is one stored input, whoever runs it how often.
@@ -155,5 +157,34 @@ describe('schedule occurrences', () => {
     expect(first.kind !== 'invalid' && 'schedule' in first && 'schedule' in second ? second.schedule.id === first.schedule.id : false).toBe(true);
     const bad = await makeSchedule(door, { conversationId, spec: { prompt: 'x', cron: '* * * * * *' }, createdBy: 'telegram:bot:78', maxActive: 3 });
     expect(bad).toMatchObject({ kind: 'invalid', code: 'SCHEDULE_INVALID' });
+  });
+
+  it('the schedule tool acts only in its own conversation, for its own user, and never for a scheduled or triggered turn', async () => {
+    const mine = await newConversation();
+    const theirs = await newConversation();
+    const registry = createToolRegistry([createScheduleTool(createScheduleBook(door, 2))]);
+    const signal = new AbortController().signal;
+    const call = (caller: { conversationId: number; userKey: string; userId: string; turnKey: string }, args: object) => registry.call('schedule', JSON.stringify(args), { signal, caller });
+    const alice = { conversationId: mine, userKey: 'telegram:bot:501', userId: '501', turnKey: `${mine}:1` };
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await call(alice, { prompt: 'water the plants', at })).toMatch(/^scheduled: #\d+ once at /);
+    // The same call again in the same turn (a re-run after a crash): the schedule it made, not a second one.
+    expect(await call(alice, { prompt: 'water the plants', at })).toMatch(/^already scheduled: #\d+/);
+    expect(await call({ ...alice, turnKey: `${mine}:2` }, { prompt: 'feed the cat', cron: '0 8 * * *', timeZone: 'Europe/Paris' })).toMatch(/^scheduled: #\d+ every "0 8 \* \* \*" in Europe\/Paris/);
+    expect(await call({ ...alice, turnKey: `${mine}:3` }, { prompt: 'one too many', at })).toMatch(/^error: SCHEDULE_LIMIT/);
+    expect(await call({ ...alice, turnKey: `${mine}:4` }, { prompt: 'bad', cron: '*/10 * * * * *' })).toMatch(/^error: SCHEDULE_INVALID: cron must have five fields/);
+    const listed = await call(alice, { action: 'list' });
+    expect(listed.split('\n')).toHaveLength(2);
+    const [id] = /#(\d+)/.exec(listed)?.slice(1) ?? [];
+    // Another conversation's turn can neither see nor cancel it.
+    const bob = { conversationId: theirs, userKey: 'telegram:bot:502', userId: '502', turnKey: `${theirs}:1` };
+    expect(await call(bob, { action: 'list' })).toBe('no schedules in this conversation');
+    expect(await call(bob, { action: 'cancel', id: Number(id) })).toBe(`error: no active schedule #${id} in this conversation`);
+    // A scheduled occurrence's turn (and a hook's) may not make schedules.
+    expect(await call({ ...alice, userKey: 'telegram:bot:schedule:1', userId: 'schedule:1', turnKey: `${mine}:9` }, { prompt: 'again', at })).toBe('error: a scheduled or triggered turn cannot create schedules');
+    expect(await call({ ...alice, userKey: 'telegram:bot:hook:ci', userId: 'hook:ci', turnKey: `${mine}:9` }, { prompt: 'again', at })).toBe('error: a scheduled or triggered turn cannot create schedules');
+    expect(await call(alice, { action: 'cancel', id: Number(id) })).toBe(`schedule #${id} cancelled`);
+    expect((await call(alice, { action: 'list' })).split('\n')).toHaveLength(1);
+    expect(await registry.call('schedule', JSON.stringify({ action: 'list' }), { signal })).toBe('error: schedules are not available in this turn');
   });
 });

@@ -17,6 +17,8 @@ import { chatPrefix, loadChat, modelRequests, requestsOfChat, sendText, sentTo, 
 import { checkAll, describeChat, describeTolerated, noneTolerated, type Tolerated } from '../support/turn-invariants.ts';
 import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, summariserRequests, type ConversationScript } from '../support/turn-random.ts';
 import { addScheduleActions, checkSchedules, makeScenarioSchedule, scheduleShare, waitForSchedules } from '../support/turn-schedules.ts';
+import { addHookActions, callScenarioHook, checkHooks, hookShare, prepareHooks } from '../support/turn-hooks.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-env.ts';
 
 /**
  * Randomized, seeded interleavings of messages, tool calls, slow streams and
@@ -46,7 +48,12 @@ import { addScheduleActions, checkSchedules, makeScenarioSchedule, scheduleShare
  * (turn-schedules.ts): its occurrence must run exactly once, as one stored
  * input answered like any message (check (s) and the rest).
  *
- * Switches: TURN_SCHEDULES=off (no schedules: a seed's other actions are the same either way); TURN_STREAMING=off (no streaming, no check (n) in effect);
+ * About one in seven also gets a signed `POST /hooks/{name}` (its
+ * conversation named in HOOKS_FILE, made before the system starts),
+ * sometimes delivered twice under one delivery id (turn-hooks.ts, check
+ * (t)): stored once, answered once.
+ *
+ * Switches: TURN_HOOKS=off (no hook calls); TURN_SCHEDULES=off (no schedules: a seed's other actions are the same either way); TURN_STREAMING=off (no streaming, no check (n) in effect);
  * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns; the default
  * adds slow summaries and streamed answers, =no-stream leaves the streamed
  * answers out); TURN_STALLS=off (no SIGSTOP faults); TURN_CODEX=off (no Codex
@@ -84,6 +91,7 @@ function planSeed(seed: number, k: number): SeedRun {
   const random = new Random(seed);
   const scripts = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + k * conversationCount + i));
   addScheduleActions(seed, scripts);
+  addHookActions(seed, scripts);
   const batches: ConversationScript[][] = [];
   for (let i = 0; i < scripts.length; i += batchSize) batches.push(scripts.slice(i, i + batchSize));
   return { seed, scripts, batches, faultPlans: batches.map(() => generateFaults(random)) };
@@ -136,29 +144,36 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
   let redis: RedisClient;
   let codex: CodexSetup;
   let cluster: RedisCluster | undefined;
+  let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     const codexCount = runs[0]?.scripts.filter((s) => s.runtime === 'codex').length ?? 0;
     const scheduleCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'schedule')).length ?? 0;
+    const hookCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'hook')).length ?? 0;
     console.log(
-      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex, ${scheduleCount} with a schedule in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}${scheduleShare === 0 ? ', TURN_SCHEDULES=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
+      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex, ${scheduleCount} with a schedule, ${hookCount} with a hook call in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}${scheduleShare === 0 ? ', TURN_SCHEDULES=off' : ''}${hookShare === 0 ? ', TURN_HOOKS=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
     );
     codex = codexSetup();
     // Dozens of Codex children start per batch on two cores: as one bundled file, each starts on a quarter of the CPU.
     const CODEX_COMMAND = await bundleFakeCodex(codex.dir);
     cluster = onCluster ? await startRedisCluster() : undefined;
     const reach: Record<string, string> = cluster ? { REDIS_CLUSTER_NODES: cluster.nodesSetting } : {};
+    // The hooks' conversations exist before the gateway reads HOOKS_FILE (turn-hooks.ts).
+    database = await createTestDatabase();
+    const hooksFile = await prepareHooks(database.url, runs.flatMap((run) => run.scripts));
     system = await TestSystem.start({
+      databaseUrl: database.url,
       workers: 2,
       workerProcesses: true,
       workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv, ...reach },
-      gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv, ...reach },
+      gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv, ...(hooksFile ? { HOOKS_FILE: hooksFile } : {}), ...reach },
     });
     redis = cluster ? new Cluster(cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port }))) : new Redis(redisUrl());
   }, 90_000);
   afterAll(async () => {
     redis?.disconnect();
     await system?.close();
+    await database?.drop();
     await cluster?.destroy();
     codex?.cleanup();
   });
@@ -189,8 +204,8 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
       // The random gap between two user actions is the interleaving under test, not a synchronisation.
       if (action.gapMs > 0) await sleep(action.gapMs);
       if (action.kind === 'lease') await dropLease(system, redis, script.chatId);
-      else if (action.kind === 'schedule') {
-        const problem = await makeScenarioSchedule(system, script.chatId, action);
+      else if (action.kind === 'schedule' || action.kind === 'hook') {
+        const problem = action.kind === 'schedule' ? await makeScenarioSchedule(system, script.chatId, action) : await callScenarioHook(system, script.chatId, action);
         if (problem) played.problems.push(problem);
       } else await say(action.text);
       const answer = action.kind === 'run' ? await answerQuestion(system, script.chatId, action, say) : undefined;
@@ -225,6 +240,7 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     const problems = [
       ...played.problems,
       ...(await checkSchedules(system, script)),
+      ...(await checkHooks(system, script)),
       ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated),
       ...(record ? checkCodex(snapshot, record, shown, { kills: kills || stallsWorker(faults) }) : []),
     ];

@@ -62,6 +62,8 @@ export type ScenarioAction =
   | { kind: 'lease'; text: ''; gapMs: number }
   /** Not a message: a one-off schedule made through the admin API, due `delayMs` later, its prompt `text` (turn-schedules.ts). */
   | { kind: 'schedule'; text: string; delayMs: number; gapMs: number }
+  /** Not a chat message: a signed `POST /hooks/{name}` whose body is `text`, delivered twice under one id when `twice` (turn-hooks.ts). */
+  | { kind: 'hook'; text: string; twice: boolean; gapMs: number }
   /** Codex only (turn-codex-random.ts): a message whose turn asks to run `command`, and how the user meets the question. */
   | { kind: 'run'; text: string; command: string; answer: ApprovalIntent; via: 'text' | 'button'; answerGapMs: number; gapMs: number };
 
@@ -179,7 +181,7 @@ export function losesLease(script: ConversationScript): boolean {
 
 /** One line per conversation, to paste into a failure message. */
 export function describeScript(script: ConversationScript): string {
-  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind === 'lease' ? 'LEASE-LOST' : a.kind === 'run' ? describeRunAction(a) : a.kind === 'schedule' ? `schedule(+${a.delayMs}ms)` : a.kind}`);
+  const steps = script.actions.map((a) => `+${a.gapMs}ms ${a.kind === 'wait' ? `wait(${a.seconds}s)` : a.kind === 'lease' ? 'LEASE-LOST' : a.kind === 'run' ? describeRunAction(a) : a.kind === 'schedule' ? `schedule(+${a.delayMs}ms)` : a.kind === 'hook' ? `hook${a.twice ? '×2' : ''}` : a.kind}`);
   const summary = script.summaryDelayMs > 0 ? ` summary=${script.summaryDelayMs}ms` : '';
   return `chat ${script.chatId}${script.runtime === 'codex' ? ' codex' : ''} mode=${script.mode}${summary}: ${steps.join(', ')}`;
 }

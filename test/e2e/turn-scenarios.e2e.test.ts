@@ -18,6 +18,7 @@ import { checkAll, describeChat, describeTolerated, noneTolerated, type Tolerate
 import { describeScript, generateScript, losesLease, modelRules, Random, seedFromEnv, summariserRequests, type ConversationScript } from '../support/turn-random.ts';
 import { addScheduleActions, checkSchedules, makeScenarioSchedule, scheduleShare, waitForSchedules } from '../support/turn-schedules.ts';
 import { addHookActions, callScenarioHook, checkHooks, hookShare, prepareHooks } from '../support/turn-hooks.ts';
+import { addMcpActions, checkMcp, mcpRules, mcpShare, writeScenarioMcpServers } from '../support/turn-mcp.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-env.ts';
 
 /**
@@ -53,7 +54,11 @@ import { createTestDatabase, type TestDatabase } from '../support/test-env.ts';
  * sometimes delivered twice under one delivery id (turn-hooks.ts, check
  * (t)): stored once, answered once.
  *
- * Switches: TURN_HOOKS=off (no hook calls); TURN_SCHEDULES=off (no schedules: a seed's other actions are the same either way); TURN_STREAMING=off (no streaming, no check (n) in effect);
+ * Every worker runs a one-tool MCP server over stdio, and about one in
+ * seven sends a message the model answers by calling it (turn-mcp.ts, check
+ * (u)).
+ *
+ * Switches: TURN_MCP=off (no MCP server, no MCP calls); TURN_HOOKS=off (no hook calls); TURN_SCHEDULES=off (no schedules: a seed's other actions are the same either way); TURN_STREAMING=off (no streaming, no check (n) in effect);
  * TURN_LEASE_WINDOWS=wait (lease loss only during `wait` turns; the default
  * adds slow summaries and streamed answers, =no-stream leaves the streamed
  * answers out); TURN_STALLS=off (no SIGSTOP faults); TURN_CODEX=off (no Codex
@@ -92,6 +97,7 @@ function planSeed(seed: number, k: number): SeedRun {
   const scripts = Array.from({ length: conversationCount }, (_, i) => generateScript(random, i, firstChatId + k * conversationCount + i));
   addScheduleActions(seed, scripts);
   addHookActions(seed, scripts);
+  addMcpActions(seed, scripts);
   const batches: ConversationScript[][] = [];
   for (let i = 0; i < scripts.length; i += batchSize) batches.push(scripts.slice(i, i + batchSize));
   return { seed, scripts, batches, faultPlans: batches.map(() => generateFaults(random)) };
@@ -150,8 +156,9 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     const codexCount = runs[0]?.scripts.filter((s) => s.runtime === 'codex').length ?? 0;
     const scheduleCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'schedule')).length ?? 0;
     const hookCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'hook')).length ?? 0;
+    const mcpCount = runs[0]?.scripts.filter((s) => s.actions.some((a) => a.kind === 'mcp')).length ?? 0;
     console.log(
-      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex, ${scheduleCount} with a schedule, ${hookCount} with a hook call in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}${scheduleShare === 0 ? ', TURN_SCHEDULES=off' : ''}${hookShare === 0 ? ', TURN_HOOKS=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
+      `[turn-scenarios] ${seedLabel}: ${conversationCount} conversations per seed (${codexCount} on Codex, ${scheduleCount} with a schedule, ${hookCount} with a hook call, ${mcpCount} with an MCP call in the first${codexShare() === 0 ? ', TURN_CODEX=off' : ''}${scheduleShare === 0 ? ', TURN_SCHEDULES=off' : ''}${hookShare === 0 ? ', TURN_HOOKS=off' : ''}${mcpShare === 0 ? ', TURN_MCP=off' : ''}) in batches of up to ${batchSize}, streaming ${streaming ? 'on' : 'off'}`,
     );
     codex = codexSetup();
     // Dozens of Codex children start per batch on two cores: as one bundled file, each starts on a quarter of the CPU.
@@ -161,11 +168,12 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     // The hooks' conversations exist before the gateway reads HOOKS_FILE (turn-hooks.ts).
     database = await createTestDatabase();
     const hooksFile = await prepareHooks(database.url, runs.flatMap((run) => run.scripts));
+    const mcpServers = writeScenarioMcpServers();
     system = await TestSystem.start({
       databaseUrl: database.url,
       workers: 2,
       workerProcesses: true,
-      workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv, ...reach },
+      workerEnv: { ...codex.codexEnv, CODEX_COMMAND, ...workerEnv, ...(mcpServers ? { MCP_SERVERS: mcpServers } : {}), ...reach },
       gatewayEnv: { MAX_QUEUED_INPUT: String(maxQueuedInput), ADMIN_TOKEN: adminTokenEnv, ...(hooksFile ? { HOOKS_FILE: hooksFile } : {}), ...reach },
     });
     redis = cluster ? new Cluster(cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port }))) : new Redis(redisUrl());
@@ -241,6 +249,7 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
       ...played.problems,
       ...(await checkSchedules(system, script)),
       ...(await checkHooks(system, script)),
+      ...(await checkMcp(system, script)),
       ...checkAll(snapshot, chatRequests, sent, injectedHere, tolerated),
       ...(record ? checkCodex(snapshot, record, shown, { kills: kills || stallsWorker(faults) }) : []),
     ];
@@ -255,7 +264,7 @@ describe(`randomized turn scenarios (${seedLabel})`, () => {
     const name = `${seedCount === 1 ? '' : `SEED=${seed} `}batch ${b + 1}/${batches.length}: conversations ${first}–${last}, ${describeFaults(faults)}`;
     it(name, { timeout: 180_000 }, async () => {
       // Each seed's model rules, set as its first batch starts (the seed before is idle by then).
-      if (b === 0) await system.setModelScript({ rules: modelRules(scripts) });
+      if (b === 0) await system.setModelScript({ rules: [...mcpRules(scripts), ...modelRules(scripts)] });
       const chatIds = batch.map((s) => s.chatId);
       const [played, injected] = await Promise.all([Promise.all(batch.map(play)), injectFaults(system, faults, chatIds)]);
       if (injected.length > 0) console.log(`[turn-scenarios] SEED=${seed} batch ${b + 1}: ${injected.join('; ')}`);

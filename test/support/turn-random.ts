@@ -64,6 +64,8 @@ export type ScenarioAction =
   | { kind: 'schedule'; text: string; delayMs: number; gapMs: number }
   /** Not a chat message: a signed `POST /hooks/{name}` whose body is `text`, delivered twice under one id when `twice` (turn-hooks.ts). */
   | { kind: 'hook'; text: string; twice: boolean; gapMs: number }
+  /** A message the scripted model answers by calling the MCP tool `scen__echo` first (turn-mcp.ts). */
+  | { kind: 'mcp'; text: string; gapMs: number }
   /** Codex only (turn-codex-random.ts): a message whose turn asks to run `command`, and how the user meets the question. */
   | { kind: 'run'; text: string; command: string; answer: ApprovalIntent; via: 'text' | 'button'; answerGapMs: number; gapMs: number };
 

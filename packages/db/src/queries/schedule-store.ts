@@ -37,36 +37,56 @@ export type CreateScheduleOutcome =
   | { kind: 'over_limit'; limit: number }
   | { kind: 'conversation_missing' };
 
+/**
+ * A row as postgres.js hands it over on drizzle's client: drizzle makes the
+ * client's timestamp parsers and serializers pass-through (it converts them
+ * itself), so a raw statement reads timestamps as text and must send them as
+ * ISO text (`::timestamptz`), never as a Date, which it cannot serialize.
+ */
 type RawSchedule = {
   id: string;
   conversation_id: string;
   prompt: string;
-  run_at: Date | null;
+  run_at: RawTime | null;
   cron: string | null;
   time_zone: string;
   status: ScheduleRow['status'];
   created_by: string;
-  created_at: Date;
-  ended_at: Date | null;
-  last_occurrence_at: Date | null;
+  created_at: RawTime;
+  ended_at: RawTime | null;
+  last_occurrence_at: RawTime | null;
   last_outcome: ScheduleRow['lastOutcome'];
   runs: number;
   missed: number;
 };
+
+/** Text from drizzle's client, a Date from a plain postgres.js client. */
+type RawTime = string | Date;
+
+function toDate(raw: RawTime): Date;
+function toDate(raw: RawTime | null): Date | null;
+function toDate(raw: RawTime | null): Date | null {
+  return raw === null ? null : new Date(raw);
+}
+
+/** A time as a raw statement's parameter (see RawSchedule); cast with `::timestamptz` where it is used. */
+function timeParam(time: Date | null): string | null {
+  return time === null ? null : time.toISOString();
+}
 
 function toRow(raw: RawSchedule): ScheduleRow {
   return {
     id: Number(raw.id),
     conversationId: Number(raw.conversation_id),
     prompt: raw.prompt,
-    runAt: raw.run_at,
+    runAt: toDate(raw.run_at),
     cron: raw.cron,
     timeZone: raw.time_zone,
     status: raw.status,
     createdBy: raw.created_by,
-    createdAt: raw.created_at,
-    endedAt: raw.ended_at,
-    lastOccurrenceAt: raw.last_occurrence_at,
+    createdAt: toDate(raw.created_at),
+    endedAt: toDate(raw.ended_at),
+    lastOccurrenceAt: toDate(raw.last_occurrence_at),
     lastOutcome: raw.last_outcome,
     runs: raw.runs,
     missed: raw.missed,
@@ -93,7 +113,7 @@ export async function createSchedule(db: Database, input: NewSchedule): Promise<
     if (!conversation) return { kind: 'conversation_missing' } as const;
     const [row] = await sql<RawSchedule[]>`
       insert into schedules (conversation_id, prompt, run_at, cron, time_zone, created_by, origin_key)
-      values (${input.conversationId}, ${input.prompt}, ${input.runAt}, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
+      values (${input.conversationId}, ${input.prompt}, ${timeParam(input.runAt)}::timestamptz, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
       returning *`;
     return { kind: 'created', schedule: toRow(row as RawSchedule) } as const;
   });
@@ -158,13 +178,14 @@ export async function loadOccurrenceState(db: Database, scheduleId: number): Pro
  * twice counts once.
  */
 export async function recordOccurrence(db: Database, input: { scheduleId: number; occurrenceAt: Date; outcome: 'ran' | 'missed' | 'paused' }): Promise<void> {
-  const { scheduleId, occurrenceAt, outcome } = input;
+  const { scheduleId, outcome } = input;
+  const occurrenceAt = timeParam(input.occurrenceAt);
   await db.$client`
     update schedules set
-      last_occurrence_at = ${occurrenceAt}, last_outcome = ${outcome},
+      last_occurrence_at = ${occurrenceAt}::timestamptz, last_outcome = ${outcome},
       runs = runs + case when ${outcome} = 'ran' then 1 else 0 end,
       missed = missed + case when ${outcome} = 'missed' then 1 else 0 end,
       status = case when run_at is not null and status = 'active' then 'ended' else status end,
       ended_at = case when run_at is not null and status = 'active' then now() else ended_at end
-    where id = ${scheduleId} and (last_occurrence_at is null or last_occurrence_at < ${occurrenceAt})`;
+    where id = ${scheduleId} and (last_occurrence_at is null or last_occurrence_at < ${occurrenceAt}::timestamptz)`;
 }

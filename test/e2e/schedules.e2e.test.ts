@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeSchedule, type ScheduleDeps } from '@switchboard/actions';
+import { endSchedule, makeSchedule, type ScheduleDeps } from '@switchboard/actions';
 import { resolveConversationKey } from '@switchboard/core';
 import { createDbClient, deleteConversation, getSchedule, resumeConversation, suspendConversation, type DbClient, type ScheduleRow } from '@switchboard/db';
 import { startRedis, type ManagedProcess, type RedisServer } from '@switchboard/harness';
@@ -20,7 +20,8 @@ import { lastUserText, modelRequests, sentTo, waitForCondition, waitForIdle } fr
  * deleted under their schedules. Its own Redis, so it can be restarted
  * without persistence. The `it`s share one timeline of worker processes:
  *
- *   tool (W1 W2) → kill W1 at an occurrence, W2 alone, kill W2, both down, W3
+ *   tool (W1 W2) → kill W1 at an occurrence, W2 alone, kill W2, both down
+ *   (one-offs and a cron due), W3
  *   → kill W3, down past the window, W4 (window 2 s) → kill W4, Redis empty, W5
  *   → suspend / delete under W5 → every chat's replies counted once more.
  *
@@ -38,6 +39,7 @@ const chats = {
   deleted: 3424,
   cronPaused: 3425,
   cronDeleted: 3426,
+  cronDue: 3427,
 } as const;
 /** Long enough that no occurrence of the restarts is late, short of a BullMQ stalled-job takeover (up to a minute). */
 const catchUp = { SCHEDULE_CATCHUP_MS: '90000' };
@@ -119,17 +121,22 @@ describe('scheduled turns with real worker processes', () => {
     await worker.stop('SIGKILL');
   }
 
-  /** Promotes a cron schedule's next delayed job (BullMQ's `job.promote()`): its occurrence is due now instead of at the minute. */
-  async function promoteNext(scheduleId: number): Promise<void> {
-    let promoted = false;
+  /**
+   * Promotes a cron schedule's next delayed job (BullMQ's `job.promote()`): its
+   * occurrence is due now instead of at the minute. Returns the job's id and
+   * the occurrence time it stands for.
+   */
+  async function promoteNext(scheduleId: number): Promise<{ jobId: string; at: number }> {
+    let promoted: { jobId: string; at: number } | undefined;
     await waitForCondition(`a delayed job of schedule #${scheduleId}`, async () => {
       const delayed = (await queue.getDelayed()).filter((job) => job.data.scheduleId === scheduleId);
-      if (delayed.length !== 1) return false;
-      await delayed[0]?.promote();
-      promoted = true;
+      const job = delayed[0];
+      if (delayed.length !== 1 || !job?.id) return false;
+      await job.promote();
+      promoted = { jobId: job.id, at: Number(/:(\d+)$/.exec(job.id)?.[1]) };
       return true;
     }, 10_000);
-    expect(promoted).toBe(true);
+    return promoted as { jobId: string; at: number };
   }
 
   it('the schedule tool: the user gets the confirmation, then at the time exactly one scheduled turn and one reply, and the schedule ends', async () => {
@@ -174,9 +181,16 @@ describe('scheduled turns with real worker processes', () => {
     await killWorker(first as ManagedProcess);
     await until(base + 2000);
     await killWorker(second as ManagedProcess);
+    // A cron whose occurrence falls due while both are down (its job promoted: due now, not at the minute).
+    const cronPrompt = `c${chats.cronDue}: every minute`;
+    const cronSchedule = await cron(await conversationOf(chats.cronDue), cronPrompt);
+    const due = await promoteNext(cronSchedule.id);
     await until(base + 3000);
     expect(liveWorkers(system)).toHaveLength(0);
     await system.addWorker(true);
+    // The worker is up once it re-armed every schedule from Postgres: that must leave the cron's due job due,
+    // not put it back to its time (nor, had its time passed meanwhile, replace it by the next: one lost).
+    expect(await queue.getJobState(due.jobId)).not.toBe('delayed');
 
     for (const [i, chatId] of chats.kill.entries()) {
       // A job a killed worker held is taken over by BullMQ's stalled-job check (its lock lasts 30 s).
@@ -188,9 +202,17 @@ describe('scheduled turns with real worker processes', () => {
       const row = await waitForOutcome(schedule.id, (r) => r.status === 'ended', 'ended');
       expect(row).toMatchObject({ runs: 1, missed: 0, lastOutcome: 'ran' });
     }
+    const replies = await system.waitForTelegram(chats.cronDue, 1);
+    expect(replies.map((m) => m.text)).toEqual([`echo: ${cronPrompt}`]);
+    const cronRow = await waitForOutcome(cronSchedule.id, (r) => r.runs === 1, 'one run');
+    expect(cronRow).toMatchObject({ status: 'active', missed: 0, lastOutcome: 'ran' });
+    expect(cronRow.lastOccurrenceAt?.getTime()).toBe(due.at);
+    expectedReplies.set(chats.cronDue, [`echo: ${cronPrompt}`]);
+    // Its next minute must not land in a later case's count.
+    expect((await endSchedule(deps, { id: cronSchedule.id })).kind).toBe('cancelled');
   }, 120_000);
 
-  it('an occurrence older than SCHEDULE_CATCHUP_MS when a worker starts is recorded missed, and nothing is sent', async () => {
+  it('with every worker down, an occurrence older than SCHEDULE_CATCHUP_MS at start-up is recorded missed, and nothing is sent', async () => {
     for (const worker of liveWorkers(system)) await killWorker(worker);
     const conversationId = await conversationOf(chats.missed);
     const at = Date.now() + 1000;
@@ -256,6 +278,7 @@ describe('scheduled turns with real worker processes', () => {
     const replies = await system.waitForTelegram(chats.cronPaused, 1);
     expect(replies.map((m) => m.text)).toEqual([`echo: ${prompt}`]);
     expect(await waitForOutcome(pausedCron.id, (r) => r.runs === 1, 'one run')).toMatchObject({ status: 'active', lastOutcome: 'ran' });
+    expect((await endSchedule(deps, { id: pausedCron.id })).kind).toBe('cancelled');
     expectedReplies.set(chats.suspended, []);
     expectedReplies.set(chats.deleted, []);
     expectedReplies.set(chats.cronDeleted, []);

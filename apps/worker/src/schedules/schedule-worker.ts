@@ -22,7 +22,12 @@ export function createScheduleWorker(deps: OccurrenceDeps, connection: RedisClie
       deps.log.info({ jobId: job.id, ...result }, 'schedule occurrence handled');
       return result;
     },
-    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4 },
+    // drainDelay: how long an idle worker blocks before it looks again (BullMQ's default 5 s). Any job added wakes it at
+    // once (BullMQ's marker), and with delayed jobs it wakes at the first one's time (at most every 10 s), so the wait
+    // only bounds an empty queue's polling: a minute, not 5 s, keeps every worker's eight idle commands off each
+    // turn (the turn-cost budget saw them land at random); below the few minutes after which some networks drop an
+    // idle connection unseen.
+    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, drainDelay: 60 },
   );
   worker.on('error', (err) => deps.log.warn({ err }, 'schedule worker error'));
   worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'schedule occurrence failed; BullMQ retries it'));

@@ -132,7 +132,8 @@ describe('scheduled turns with real worker processes', () => {
       const delayed = (await queue.getDelayed()).filter((job) => job.data.scheduleId === scheduleId);
       const job = delayed[0];
       if (delayed.length !== 1 || !job?.id) return false;
-      await job.promote();
+      // At a real minute boundary the job may fall due (and be taken) just before: then the next one is promoted.
+      if (!(await job.promote().then(() => true, () => false))) return false;
       promoted = { jobId: job.id, at: Number(/:(\d+)$/.exec(job.id)?.[1]) };
       return true;
     }, 10_000);
@@ -269,7 +270,8 @@ describe('scheduled turns with real worker processes', () => {
     // The deleted conversation's one-off fires, finds nothing and drops; its cron, promoted, does the same and is disarmed.
     await waitForCondition('the deleted conversation’s one-off handled', async () => (await queue.getJob(`once-${goneOnce.id}`))?.returnvalue !== undefined, 20_000);
     expect((await queue.getJob(`once-${goneOnce.id}`))?.returnvalue).toMatchObject({ decision: 'drop' });
-    await promoteNext(goneCron.id);
+    // (Unless its minute came first, which drops it the same way.)
+    for (const job of (await queue.getDelayed()).filter((j) => j.data.scheduleId === goneCron.id)) await job.promote().catch(() => undefined);
     await waitForCondition('the deleted conversation’s cron disarmed', async () => (await queue.getJobScheduler(`schedule-${goneCron.id}`)) === undefined, 20_000);
 
     expect((await resumeConversation(db.db, cronPaused as number)).kind).toBe('resumed');

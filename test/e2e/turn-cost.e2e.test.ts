@@ -1,6 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSchedule } from '@switchboard/actions';
+import { createDbClient, type DbClient } from '@switchboard/db';
 import { startRedis, type PostgresServer, type RedisServer } from '@switchboard/harness';
+import { createLogger } from '@switchboard/logger';
+import { createScheduleQueue, type ScheduleQueue } from '@switchboard/queue';
 import { turnCostBudget } from '../budgets/turn-cost-budget.ts';
 import { expectWithinBudget, measure, startCountingPostgres, type CostProbe } from '../support/cost-counters.ts';
 import { callHook, createConversation, writeHooksFile } from '../support/hooks.ts';
@@ -9,8 +13,9 @@ import { sendText, waitForIdle, waitForRequestFor } from '../support/turn-helper
 
 /**
  * The statement / command / platform-call budget of one ordinary Telegram
- * turn, an interrupted turn, a command, a compression (issue 31) and a
- * triggered turn (POST /hooks/{name}, issue 34's guards). Its own
+ * turn, an interrupted turn, a command, a compression (issue 31), a
+ * triggered turn (POST /hooks/{name}, issue 34's guards) and one occurrence
+ * of a schedule with its turn (issue 34, point 2). Its own
  * Postgres (with pg_stat_statements) and Redis, so the server-wide counters
  * hold this file's work only; heartbeats and sweeps are set minutes apart so
  * nothing periodic lands in a measurement. The budget and the reason for each
@@ -23,6 +28,13 @@ const quiet = { HEARTBEAT_INTERVAL_MS: '600000', WORKER_DEAD_AFTER_MS: '1800000'
 /** The hook's Telegram chat: its conversation is made before the gateway starts (HOOKS_FILE names it by id), under the key ingress gives that chat. */
 const hookChat = 9005;
 const hookSecret = 'budget-hook-secret-0123456789';
+/**
+ * The scheduled turn's chat, and how far ahead its one-off is set: past the
+ * quiet wait before the counters are zeroed, short of an idle BullMQ worker's
+ * 5 s wake-up (turn-cost-budget.ts, scheduledTurn).
+ */
+const scheduleChat = 9006;
+const scheduleLeadMs = 1500;
 
 describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let pgServer: PostgresServer;
@@ -31,6 +43,9 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
   let probe: CostProbe;
   let redis: Redis;
   let hookConversation: number;
+  let db: DbClient;
+  let scheduleRedis: Redis;
+  let schedules: ScheduleQueue;
 
   beforeAll(async () => {
     let counting: Awaited<ReturnType<typeof startCountingPostgres>>;
@@ -47,8 +62,14 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
     await system.setModelScript({ rules: [{ match: 'slow', delayMs: 60_000 }] });
     redis = new Redis(redisServer.url);
     probe = { pg, redis, system };
+    db = createDbClient(databaseUrl, { max: 1 });
+    scheduleRedis = new Redis(redisServer.url);
+    schedules = createScheduleQueue(scheduleRedis, system.redisPrefix);
   }, 60_000);
   afterAll(async () => {
+    await schedules?.close();
+    scheduleRedis?.disconnect();
+    await db?.close();
     redis?.disconnect();
     await probe?.pg.end();
     await system?.close();
@@ -116,5 +137,24 @@ describe('what one turn costs (test/budgets/turn-cost-budget.ts)', () => {
       expect(replies.at(-1)?.text).toBe('echo: CI says: {"build":"failed"}');
     });
     expectWithinBudget('triggeredTurn', turnCostBudget.triggeredTurn, counts);
+  });
+
+  it('a scheduled turn (one occurrence of a one-off schedule)', async () => {
+    await warmChat(scheduleChat);
+    const [conversation] = await system.sql<{ id: string }[]>`select id from conversations where chat_id = ${String(scheduleChat)}`;
+    // Made through the schedule door before the measurement (its insert and its delayed job are the making's
+    // cost, not the occurrence's); it falls due after the counters are zeroed.
+    const at = new Date(Date.now() + scheduleLeadMs);
+    const made = await makeSchedule(
+      { db: db.db, schedules, log: createLogger('budget', 'silent') },
+      { conversationId: Number(conversation?.id), spec: { prompt: 'time to stretch', at: at.toISOString() }, createdBy: 'admin:budget', maxActive: null },
+    );
+    expect(made.kind).toBe('created');
+    const counts = await measure(probe, async () => {
+      expect(Date.now(), 'the counters were zeroed after the occurrence fell due').toBeLessThan(at.getTime());
+      const replies = await system.waitForTelegram(scheduleChat, 2);
+      expect(replies.at(-1)?.text).toBe('echo: time to stretch');
+    });
+    expectWithinBudget('scheduledTurn', turnCostBudget.scheduledTurn, counts);
   });
 });

@@ -105,17 +105,18 @@ export class TestSystem {
 
   /**
    * A worker, in this process or as a process of its own (`startTimeoutMs`:
-   * how long a process may take to answer /healthz). A process that does not
-   * start in time is killed, not left running unseen by close().
+   * how long a process may take to answer /healthz; `env`: settings of this
+   * worker only, over the system's). A process that does not start in time is
+   * killed, not left running unseen by close().
    */
-  async addWorker(asProcess: boolean, startTimeoutMs = 30_000): Promise<RunningWorker | ManagedProcess> {
+  async addWorker(asProcess: boolean, startTimeoutMs = 30_000, env: Record<string, string> = {}): Promise<RunningWorker | ManagedProcess> {
     if (!asProcess) {
-      const worker = await startWorker(parseConfig(workerEnvSchema, { ...this.env, WORKER_PORT: '0' }));
+      const worker = await startWorker(parseConfig(workerEnvSchema, { ...this.env, ...env, WORKER_PORT: '0' }));
       this.workers.push(worker);
       return worker;
     }
     const port = await getFreePort();
-    const child = spawnApp(`worker-${this.redisPrefix}-${this.workers.length}`, 'apps/worker/src/main.ts', { ...this.env, WORKER_PORT: String(port) }, 'test-results/logs');
+    const child = spawnApp(`worker-${this.redisPrefix}-${this.workers.length}`, 'apps/worker/src/main.ts', { ...this.env, ...env, WORKER_PORT: String(port) }, 'test-results/logs');
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`, startTimeoutMs, child);
     } catch (error) {

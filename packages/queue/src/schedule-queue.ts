@@ -51,12 +51,16 @@ function onceJobIdOf(scheduleId: number): string {
 /**
  * Puts a schedule's next run into BullMQ; idempotent, so every worker's
  * start-up re-arms every active schedule from Postgres (a Redis that lost its
- * data loses no schedule). A cron schedule is a BullMQ job scheduler (its id
+ * data loses no schedule) and a schedule already armed is left as it is (its
+ * job due now still runs). A cron schedule is a BullMQ job scheduler (its id
  * fixed by the schedule's); a one-off is a delayed job with a fixed id. No
  * second scheduler: BullMQ's is the only clock.
  */
 export async function armSchedule(queue: ScheduleQueue, schedule: ArmableSchedule, now = Date.now()): Promise<void> {
   if (schedule.cron !== null) {
+    // Armed already: left alone. Upserting a scheduler replaces its pending job by one at the next time
+    // from now, so a start-up re-arm would drop an occurrence that fell due while every worker was down.
+    if (await queue.getJobScheduler(schedulerIdOf(schedule.id))) return;
     await queue.upsertJobScheduler(
       schedulerIdOf(schedule.id),
       { pattern: schedule.cron, tz: schedule.timeZone },

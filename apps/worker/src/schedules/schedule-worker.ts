@@ -22,11 +22,14 @@ export function createScheduleWorker(deps: OccurrenceDeps, connection: RedisClie
       deps.log.info({ jobId: job.id, ...result }, 'schedule occurrence handled');
       return result;
     },
-    // Quiet when idle: it blocks until the next occurrence is due or a marker says one was added, waking at
-    // most every 30 s (drainDelay, seconds) instead of BullMQ's 5, and checks for stalled jobs at BullMQ's
-    // 30 s default: an idle worker costs Redis almost nothing (the turn budget test counts every command).
-    // The price: the occurrence job of a worker killed in its few milliseconds waits up to a minute for another.
-    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, drainDelay: 30 },
+    // drainDelay: how long an idle worker blocks before it looks again (BullMQ's default 5 s). Any job added wakes it at
+    // once (BullMQ's marker), and with delayed jobs it wakes at the first one's time (at most every 10 s), so the wait
+    // only bounds an empty queue's polling: a minute, not 5 s, keeps every worker's eight idle commands off each
+    // turn (the turn-cost budget saw them land at random); below the few minutes after which some networks drop an
+    // idle connection unseen.
+    // Stalled jobs are checked at BullMQ's 30 s default: the occurrence job of a worker killed in its few milliseconds
+    // waits up to a minute for another (docs/schedules.md).
+    { connection, prefix: bullPrefix(deps.redisPrefix, connection), concurrency: 4, drainDelay: 60 },
   );
   worker.on('error', (err) => deps.log.warn({ err }, 'schedule worker error'));
   worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, attempts: job?.attemptsMade, err }, 'schedule occurrence failed; BullMQ retries it'));

@@ -37,42 +37,56 @@ export type CreateScheduleOutcome =
   | { kind: 'over_limit'; limit: number }
   | { kind: 'conversation_missing' };
 
-/** postgres.js here returns timestamptz as Postgres's text (`2026-11-29 08:27:12.529882+00`): read as a Date. */
-function timeOf(value: string | Date | null): Date | null {
-  if (value === null || value instanceof Date) return value;
-  return new Date(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'));
-}
-
+/**
+ * A row as postgres.js hands it over on drizzle's client: drizzle makes the
+ * client's timestamp parsers and serializers pass-through (it converts them
+ * itself), so a raw statement reads timestamps as text and must send them as
+ * ISO text (`::timestamptz`), never as a Date, which it cannot serialize.
+ */
 type RawSchedule = {
   id: string;
   conversation_id: string;
   prompt: string;
-  run_at: string | Date | null;
+  run_at: RawTime | null;
   cron: string | null;
   time_zone: string;
   status: ScheduleRow['status'];
   created_by: string;
-  created_at: string | Date;
-  ended_at: string | Date | null;
-  last_occurrence_at: string | Date | null;
+  created_at: RawTime;
+  ended_at: RawTime | null;
+  last_occurrence_at: RawTime | null;
   last_outcome: ScheduleRow['lastOutcome'];
   runs: number;
   missed: number;
 };
+
+/** Text from drizzle's client, a Date from a plain postgres.js client. */
+type RawTime = string | Date;
+
+function toDate(raw: RawTime): Date;
+function toDate(raw: RawTime | null): Date | null;
+function toDate(raw: RawTime | null): Date | null {
+  return raw === null ? null : new Date(raw);
+}
+
+/** A time as a raw statement's parameter (see RawSchedule); cast with `::timestamptz` where it is used. */
+function timeParam(time: Date | null): string | null {
+  return time === null ? null : time.toISOString();
+}
 
 function toRow(raw: RawSchedule): ScheduleRow {
   return {
     id: Number(raw.id),
     conversationId: Number(raw.conversation_id),
     prompt: raw.prompt,
-    runAt: timeOf(raw.run_at),
+    runAt: toDate(raw.run_at),
     cron: raw.cron,
     timeZone: raw.time_zone,
     status: raw.status,
     createdBy: raw.created_by,
-    createdAt: timeOf(raw.created_at) as Date,
-    endedAt: timeOf(raw.ended_at),
-    lastOccurrenceAt: timeOf(raw.last_occurrence_at),
+    createdAt: toDate(raw.created_at),
+    endedAt: toDate(raw.ended_at),
+    lastOccurrenceAt: toDate(raw.last_occurrence_at),
     lastOutcome: raw.last_outcome,
     runs: raw.runs,
     missed: raw.missed,
@@ -99,7 +113,7 @@ export async function createSchedule(db: Database, input: NewSchedule): Promise<
     if (!conversation) return { kind: 'conversation_missing' } as const;
     const [row] = await sql<RawSchedule[]>`
       insert into schedules (conversation_id, prompt, run_at, cron, time_zone, created_by, origin_key)
-      values (${input.conversationId}, ${input.prompt}, ${input.runAt?.toISOString() ?? null}::timestamptz, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
+      values (${input.conversationId}, ${input.prompt}, ${timeParam(input.runAt)}::timestamptz, ${input.cron}, ${input.timeZone}, ${input.createdBy}, ${input.originKey ?? null})
       returning *`;
     return { kind: 'created', schedule: toRow(row as RawSchedule) } as const;
   });
@@ -165,7 +179,7 @@ export async function loadOccurrenceState(db: Database, scheduleId: number): Pro
  */
 export async function recordOccurrence(db: Database, input: { scheduleId: number; occurrenceAt: Date; outcome: 'ran' | 'missed' | 'paused' }): Promise<void> {
   const { scheduleId, outcome } = input;
-  const occurrenceAt = input.occurrenceAt.toISOString();
+  const occurrenceAt = timeParam(input.occurrenceAt);
   await db.$client`
     update schedules set
       last_occurrence_at = ${occurrenceAt}::timestamptz, last_outcome = ${outcome},

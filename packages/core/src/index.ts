@@ -32,10 +32,12 @@ export {
   parseChatCommand,
   plainTextCommand,
   readStoredCommand,
+  scheduleCancelText,
   signalOfCommand,
   storedCommandOf,
   type ChatCommand,
   type ChatCommandName,
+  type SchedulesAction,
   type StoredCommand,
 } from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';

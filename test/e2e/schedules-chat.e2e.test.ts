@@ -1,0 +1,103 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSchedule, type ScheduleDeps } from '@switchboard/actions';
+import { createDbClient, type DbClient } from '@switchboard/db';
+import { createLogger } from '@switchboard/logger';
+import { createScheduleQueue, type ScheduleQueue } from '@switchboard/queue';
+import { TestSystem } from '../support/system.ts';
+import { redisUrl } from '../support/test-env.ts';
+
+// `/schedules` in chat (docs/schedules.md, "In chat"): a real gateway, one worker process and the
+// simulator. Schedules are made here through the same door as the tool and the admin API
+// (makeSchedule), armed in the worker's BullMQ queue, so a cancel can be seen to disarm them.
+describe('/schedules in chat', () => {
+  let system: TestSystem;
+  let db: DbClient;
+  let redis: Redis;
+  let queue: ScheduleQueue;
+  let deps: ScheduleDeps;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1 });
+    db = createDbClient(system.databaseUrl, { max: 2 });
+    redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+    queue = createScheduleQueue(redis, system.redisPrefix);
+    deps = { db: db.db, schedules: queue, log: createLogger('schedules-chat-test', 'silent') };
+  });
+  afterAll(async () => {
+    await queue?.close();
+    redis?.disconnect();
+    await db?.close();
+    await system?.close();
+  });
+
+  /** Sends `text` in the chat and returns the bot's next message there (the `count`-th in all). */
+  async function say(chatId: number, text: string, count: number): Promise<string> {
+    await system.sendTelegram({ chatId, text });
+    const sent = await system.waitForTelegram(chatId, count);
+    return sent[count - 1]!.text;
+  }
+
+  async function conversationOf(chatId: number): Promise<number> {
+    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where platform = 'telegram' and chat_id = ${String(chatId)}`;
+    return row!.id;
+  }
+
+  /** A cron and a one-off schedule in the conversation, armed in BullMQ. */
+  // A month ahead: far enough never to run during the test, within the year a one-off may be set.
+  const onceAt = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 30 * 24 * 3_600_000);
+  async function scheduleBoth(conversationId: number) {
+    const made = [];
+    for (const spec of [{ prompt: 'water the plants', cron: '0 9 * * 1', timeZone: 'Europe/Paris' }, { prompt: 'renew the passport', at: onceAt.toISOString() }]) {
+      const outcome = await makeSchedule(deps, { conversationId, spec, createdBy: 'admin:test', maxActive: null });
+      if (outcome.kind !== 'created' || !outcome.armed) throw new Error(`schedule not made: ${outcome.kind}`);
+      made.push(outcome.schedule.id);
+    }
+    return { cron: made[0]!, once: made[1]! };
+  }
+
+  const statusOf = async (id: number) => (await system.sql<{ status: string }[]>`select status from schedules where id = ${id}`)[0]?.status;
+  const cronArmed = async (id: number) => (await queue.getJobScheduler(`schedule-${id}`)) !== undefined;
+  const onceArmed = async (id: number) => (await queue.getJob(`once-${id}`)) !== undefined;
+
+  it('lists the conversation’s active schedules, cancels one by id (disarmed in BullMQ) and says so; a second cancel finds nothing', async () => {
+    const chatId = 5301;
+    expect(await say(chatId, '/schedules', 1)).toBe('No schedules in this conversation.');
+    const ids = await scheduleBoth(await conversationOf(chatId));
+    expect(await cronArmed(ids.cron)).toBe(true);
+    expect(await onceArmed(ids.once)).toBe(true);
+
+    const list = await say(chatId, '/schedules', 2);
+    expect(list).toContain(`#${ids.cron} cron "0 9 * * 1" (Europe/Paris): water the plants`);
+    expect(list).toContain(`#${ids.once} once at ${onceAt.toISOString()}: renew the passport`);
+
+    expect(await say(chatId, `/schedules cancel ${ids.cron}`, 3)).toBe(`Schedule #${ids.cron} cancelled.`);
+    expect(await statusOf(ids.cron)).toBe('cancelled');
+    expect(await cronArmed(ids.cron)).toBe(false);
+    expect(await say(chatId, `/schedules cancel #${ids.once}`, 4)).toBe(`Schedule #${ids.once} cancelled.`);
+    expect(await onceArmed(ids.once)).toBe(false);
+
+    expect(await say(chatId, `/schedules cancel ${ids.cron}`, 5)).toBe(`There is no active schedule #${ids.cron} in this conversation.`);
+    expect(await say(chatId, '/schedules', 6)).toBe('No schedules in this conversation.');
+    // Commands, never turn input: the model was asked nothing.
+    expect(await system.sql`select 1 from messages m join sessions s on s.id = m.session_id join conversations c on c.id = s.conversation_id where c.chat_id = ${String(chatId)}`).toHaveLength(0);
+  });
+
+  it('a cancel naming another conversation’s schedule changes nothing there', async () => {
+    const owner = 5302;
+    const other = 5303;
+    await say(owner, '/schedules', 1);
+    const ids = await scheduleBoth(await conversationOf(owner));
+    expect(await say(other, `/schedules cancel ${ids.cron}`, 1)).toBe(`There is no active schedule #${ids.cron} in this conversation.`);
+    expect(await statusOf(ids.cron)).toBe('active');
+    expect(await cronArmed(ids.cron)).toBe(true);
+    expect(await say(other, '/schedules', 2)).toBe('No schedules in this conversation.');
+    expect(await say(owner, '/schedules', 2)).toContain(`#${ids.cron} cron`);
+  });
+
+  it('answers arguments it cannot read with how to use it, and /help names the command', async () => {
+    const chatId = 5304;
+    expect(await say(chatId, '/schedules cancel soon', 1)).toBe('Use /schedules to list what is scheduled here, or /schedules cancel <id> to end one.');
+    expect(await say(chatId, '/help', 2)).toContain('/schedules cancel <id>');
+  });
+});

@@ -4,7 +4,7 @@ import { makeSchedule, type ScheduleDeps } from '@switchboard/actions';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { createScheduleQueue, type ScheduleQueue } from '@switchboard/queue';
-import { TestSystem } from '../support/system.ts';
+import { postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 
 // `/schedules` in chat (docs/schedules.md, "In chat"): a real gateway, one worker process and the
@@ -38,10 +38,20 @@ describe('/schedules in chat', () => {
     return sent[count - 1]!.text;
   }
 
-  async function conversationOf(chatId: number): Promise<number> {
-    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where platform = 'telegram' and chat_id = ${String(chatId)}`;
+  async function conversationOf(chatId: number, userScope = ''): Promise<number> {
+    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where platform = 'telegram' and chat_id = ${String(chatId)} and user_scope = ${userScope}`;
     return row!.id;
   }
+
+  interface TelegramSent {
+    message_id: number;
+    text: string;
+    reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] };
+  }
+  const press = (chatId: number, messageId: number, fromId: number, text: string) =>
+    postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: messageId, from: { id: fromId }, text }) as Promise<{ status: number; answer: { text?: string } | null }>;
+  const sentTo = async (chatId: number, count: number) => (await system.waitForTelegram(chatId, count)) as unknown as TelegramSent[];
+  const buttonsOf = (message: TelegramSent) => message.reply_markup?.inline_keyboard.flat().map((b) => b.text) ?? [];
 
   /** A cron and a one-off schedule in the conversation, armed in BullMQ. */
   // A month ahead: far enough never to run during the test, within the year a one-off may be set.
@@ -99,5 +109,54 @@ describe('/schedules in chat', () => {
     const chatId = 5304;
     expect(await say(chatId, '/schedules cancel soon', 1)).toBe('Use /schedules to list what is scheduled here, or /schedules cancel <id> to end one.');
     expect(await say(chatId, '/help', 2)).toContain('/schedules cancel <id>');
+  });
+
+  it('Telegram: the list carries a Cancel button per schedule; a press cancels that schedule once, a second press finds nothing', async () => {
+    const chatId = 5305;
+    await say(chatId, '/schedules', 1);
+    const ids = await scheduleBoth(await conversationOf(chatId));
+    await say(chatId, '/schedules', 2);
+    const list = (await sentTo(chatId, 2))[1]!;
+    expect(buttonsOf(list).sort()).toEqual([`Cancel #${ids.cron}`, `Cancel #${ids.once}`].sort());
+
+    const pressed = await press(chatId, list.message_id, chatId, `Cancel #${ids.once}`);
+    expect(pressed.status).toBe(200);
+    // The press is answered (the spinner stops); what it did is said in the chat.
+    expect(pressed.answer).not.toBeNull();
+    expect((await sentTo(chatId, 3))[2]!.text).toBe(`Schedule #${ids.once} cancelled.`);
+    expect(await statusOf(ids.once)).toBe('cancelled');
+    expect(await onceArmed(ids.once)).toBe(false);
+    expect(await statusOf(ids.cron)).toBe('active');
+
+    await press(chatId, list.message_id, chatId, `Cancel #${ids.once}`);
+    expect((await sentTo(chatId, 4))[3]!.text).toBe(`There is no active schedule #${ids.once} in this conversation.`);
+    // Stored like any inbound event, each press once: two presses, two rows, both done.
+    const rows = await system.sql<{ command: string; status: string }[]>`
+      select command, status from inbound_events where conversation_id = ${await conversationOf(chatId)} and command like 'schedules:cancel:%' order by id`;
+    expect(rows.map((r) => ({ ...r }))).toEqual([
+      { command: `schedules:cancel:${ids.once}`, status: 'done' },
+      { command: `schedules:cancel:${ids.once}`, status: 'done' },
+    ]);
+  });
+
+  it('Telegram: in a group, another member’s press on someone’s list reaches the presser’s own conversation and cancels nothing', async () => {
+    const chatId = -5306;
+    const owner = 5306;
+    const other = 5307;
+    await system.sendTelegram({ chatId, chatType: 'group', fromId: owner, text: '/schedules' });
+    await sentTo(chatId, 1);
+    const ids = await scheduleBoth(await conversationOf(chatId, String(owner)));
+    await system.sendTelegram({ chatId, chatType: 'group', fromId: owner, text: '/schedules' });
+    const list = (await sentTo(chatId, 2))[1]!;
+    expect(buttonsOf(list)).toContain(`Cancel #${ids.cron}`);
+
+    await press(chatId, list.message_id, other, `Cancel #${ids.cron}`);
+    expect((await sentTo(chatId, 3))[2]!.text).toBe(`There is no active schedule #${ids.cron} in this conversation.`);
+    expect(await statusOf(ids.cron)).toBe('active');
+    expect(await cronArmed(ids.cron)).toBe(true);
+
+    await press(chatId, list.message_id, owner, `Cancel #${ids.cron}`);
+    expect((await sentTo(chatId, 4))[3]!.text).toBe(`Schedule #${ids.cron} cancelled.`);
+    expect(await cronArmed(ids.cron)).toBe(false);
   });
 });

@@ -6,8 +6,10 @@ import {
   classifySignal,
   isCommandForAnotherBot,
   parseChatCommand,
+  parseScheduleCancelPayload,
   plainTextCommand,
   readStoredCommand,
+  scheduleCancelPayload,
   scheduleCancelText,
   storedCommandOf,
   type ChatCommand,
@@ -147,6 +149,16 @@ describe('/schedules', () => {
         expect(parseChatCommand(scheduleCancelText(id))).toMatchObject({ name: 'schedules', action: { kind: 'cancel', id } });
       }),
     );
+  });
+
+  it('gives a Cancel button a payload that names its schedule and fits Telegram’s 64 bytes; nothing else reads as one', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999_999_999_999_999 }), (id) => {
+        expect(parseScheduleCancelPayload(scheduleCancelPayload(id))).toBe(id);
+        expect(Buffer.byteLength(scheduleCancelPayload(id))).toBeLessThanOrEqual(64);
+      }),
+    );
+    for (const payload of ['apv:tok:a', 'sch:cancel:', 'sch:cancel:0', 'sch:cancel:1:2', 'sch:cancel:x', 'sch:list:3']) expect(parseScheduleCancelPayload(payload)).toBeNull();
   });
 
   it('is not a signal: it neither stops nor interrupts a running turn', () => {

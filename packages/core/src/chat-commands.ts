@@ -59,6 +59,20 @@ export function scheduleCancelText(id: number): string {
   return `/schedules cancel ${id}`;
 }
 
+const cancelPayloadPrefix = 'sch:cancel:';
+
+/** A Cancel button's payload (callback_data, Slack action value, Discord custom_id): at most 26 bytes, inside Telegram's 64. */
+export function scheduleCancelPayload(id: number): string {
+  return `${cancelPayloadPrefix}${id}`;
+}
+
+/** The schedule id a button payload cancels; null: not a Cancel button of ours (an approval's, or a forged one). */
+export function parseScheduleCancelPayload(payload: string): number | null {
+  if (!payload.startsWith(cancelPayloadPrefix)) return null;
+  const id = payload.slice(cancelPayloadPrefix.length);
+  return scheduleIdPattern.test(id) ? Number(id) : null;
+}
+
 /**
  * `/name@someone_else …`: a command for another bot in the same group (with
  * privacy mode off, or as an admin, a bot receives every bot's commands).

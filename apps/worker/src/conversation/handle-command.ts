@@ -1,6 +1,6 @@
 import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
 import { replyToSchedules } from '../schedules/schedules-command.ts';
-import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
+import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxButton, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from '../compression/compress-session.ts';
 import type { WorkerContext } from '../worker-context.ts';
 
@@ -71,7 +71,7 @@ export interface TakenCommand {
  */
 export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Promise<OutboxRow[]> {
   const { conversation, event, claimId } = taken;
-  const { reply, quiet } = await replyToCommand(ctx, taken);
+  const { reply, quiet, buttons } = await replyToCommand(ctx, taken);
   const sender = ctx.senders.get(conversation.platform);
   const committed = await commitTurn(ctx.db, {
     conversationId: conversation.id,
@@ -79,15 +79,18 @@ export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Pr
     status: 'completed',
     inboundEventIds: [event.id],
     messages: [],
-    replies: sender && !quiet ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)) }] : [],
+    replies:
+      sender && !quiet
+        ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)), ...(buttons ? { buttons } : {}) }]
+        : [],
     claimFor: claimId,
   });
   // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
   return committed.kind === 'committed' ? committed.outbox : [];
 }
 
-/** What a command does, and what it says (`quiet`: nothing, this time). */
-async function replyToCommand(ctx: WorkerContext, taken: TakenCommand): Promise<{ reply: string; quiet: boolean }> {
+/** What a command does, and what it says (`quiet`: nothing, this time; `buttons`: under its last part). */
+async function replyToCommand(ctx: WorkerContext, taken: TakenCommand): Promise<{ reply: string; quiet: boolean; buttons?: OutboxButton[] }> {
   const { conversation, event, command } = taken;
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
@@ -132,9 +135,10 @@ async function replyToCommand(ctx: WorkerContext, taken: TakenCommand): Promise<
       reply = compactReplies[result.outcome](result.summarisedMessages ?? 0);
       break;
     }
-    case 'schedules':
-      reply = await replyToSchedules(ctx.schedules.deps, { conversationId: conversation.id, action: command.action });
-      break;
+    case 'schedules': {
+      const answer = await replyToSchedules(ctx.schedules.deps, { conversationId: conversation.id, action: command.action });
+      return { reply: answer.text, quiet: false, ...(answer.buttons ? { buttons: answer.buttons } : {}) };
+    }
     case 'approve':
     case 'deny':
       // Answers are decided at ingress and stored done (docs/codex.md, "Approvals in chat"); one that reaches a worker found no question then.

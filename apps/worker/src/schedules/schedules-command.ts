@@ -1,4 +1,5 @@
-import { formatScheduleList, type SchedulesAction } from '@switchboard/core';
+import { formatScheduleList, scheduleCancelPayload, type SchedulesAction } from '@switchboard/core';
+import type { OutboxButton } from '@switchboard/db';
 import { endSchedule, listActiveSchedules, type ScheduleDeps } from '@switchboard/actions';
 
 /** What `/schedules` with arguments it cannot read says. */
@@ -16,13 +17,25 @@ export function noSuchSchedule(id: number): string {
  * the conversation it was typed (or pressed) in, so an id of another
  * conversation's schedule changes nothing and reads as not found.
  */
-export async function replyToSchedules(deps: ScheduleDeps, request: { conversationId: number; action: SchedulesAction }): Promise<string> {
+export async function replyToSchedules(deps: ScheduleDeps, request: { conversationId: number; action: SchedulesAction }): Promise<SchedulesReply> {
   const { conversationId, action } = request;
-  if (action.kind === 'usage') return schedulesUsage;
+  if (action.kind === 'usage') return { text: schedulesUsage };
   if (action.kind === 'cancel') {
     const outcome = await endSchedule(deps, { id: action.id, conversationId });
-    return outcome.kind === 'cancelled' ? `Schedule #${action.id} cancelled.` : noSuchSchedule(action.id);
+    return { text: outcome.kind === 'cancelled' ? `Schedule #${action.id} cancelled.` : noSuchSchedule(action.id) };
   }
   const rows = await listActiveSchedules(deps, conversationId);
-  return formatScheduleList(rows.map(({ id, prompt, runAt, cron, timeZone }) => ({ id, prompt, runAt, cron, timeZone })));
+  const text = formatScheduleList(rows.map(({ id, prompt, runAt, cron, timeZone }) => ({ id, prompt, runAt, cron, timeZone })));
+  // A press is the typed cancel, checked against the conversation it was pressed in; the first 25 get a button (Slack's and Discord's most).
+  const buttons = rows.slice(0, maxCancelButtons).map(({ id }): OutboxButton => ({ label: `Cancel #${id}`, payload: scheduleCancelPayload(id), style: 'danger' }));
+  return buttons.length > 0 ? { text, buttons } : { text };
 }
+
+/** The reply, and under a list one Cancel button per schedule. */
+export interface SchedulesReply {
+  text: string;
+  buttons?: OutboxButton[];
+}
+
+/** Slack takes at most 25 elements in an actions block, Discord 25 buttons a message. */
+const maxCancelButtons = 25;

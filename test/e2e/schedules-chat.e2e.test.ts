@@ -4,6 +4,7 @@ import { makeSchedule, type ScheduleDeps } from '@switchboard/actions';
 import { createDbClient, type DbClient } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { createScheduleQueue, type ScheduleQueue } from '@switchboard/queue';
+import { discordSent, sendDiscordInteraction, waitForDiscordMessages } from '../support/discord.ts';
 import { postJson, TestSystem } from '../support/system.ts';
 import { redisUrl } from '../support/test-env.ts';
 
@@ -18,7 +19,7 @@ describe('/schedules in chat', () => {
   let deps: ScheduleDeps;
 
   beforeAll(async () => {
-    system = await TestSystem.start({ workers: 1 });
+    system = await TestSystem.start({ workers: 1, slack: true, discord: true });
     db = createDbClient(system.databaseUrl, { max: 2 });
     redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
     queue = createScheduleQueue(redis, system.redisPrefix);
@@ -38,8 +39,8 @@ describe('/schedules in chat', () => {
     return sent[count - 1]!.text;
   }
 
-  async function conversationOf(chatId: number, userScope = ''): Promise<number> {
-    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where platform = 'telegram' and chat_id = ${String(chatId)} and user_scope = ${userScope}`;
+  async function conversationOf(chatId: number | string, userScope = '', platform = 'telegram'): Promise<number> {
+    const [row] = await system.sql<{ id: number }[]>`select id::int from conversations where platform = ${platform} and chat_id = ${String(chatId)} and user_scope = ${userScope}`;
     return row!.id;
   }
 
@@ -158,5 +159,60 @@ describe('/schedules in chat', () => {
     await press(chatId, list.message_id, owner, `Cancel #${ids.cron}`);
     expect((await sentTo(chatId, 4))[3]!.text).toBe(`Schedule #${ids.cron} cancelled.`);
     expect(await cronArmed(ids.cron)).toBe(false);
+  });
+
+  it('Slack: the list carries Cancel buttons; in a channel thread another member’s press cancels nothing, the owner’s cancels once', async () => {
+    const channel = 'C5310';
+    const root = '1795900000.000100';
+    await system.sendSlack({ channel, user: 'U5310', text: '!schedules', ts: root, channel_type: 'channel' });
+    await system.waitForSlack(channel, 1);
+    const ids = await scheduleBoth(await conversationOf(channel, 'U5310', 'slack'));
+    await system.sendSlack({ channel, user: 'U5310', text: '!schedules', thread_ts: root, channel_type: 'channel' });
+    const list = ((await system.waitForSlack(channel, 2)) as unknown as { ts: string; thread_ts?: string; blocks?: unknown }[])[1]!;
+    expect(list.thread_ts).toBe(root);
+    expect(JSON.stringify(list.blocks)).toContain(`Cancel #${ids.cron}`);
+
+    const pressSlack = (user: string) => postJson(`${system.simUrl}/control/slack/press`, { channel, ts: list.ts, user, text: `Cancel #${ids.cron}` }) as Promise<{ status: number }>;
+    expect((await pressSlack('U5399')).status).toBe(200);
+    expect((await system.waitForSlack(channel, 3))[2]).toMatchObject({ thread_ts: root, text: `There is no active schedule #${ids.cron} in this conversation.` });
+    expect(await cronArmed(ids.cron)).toBe(true);
+
+    expect((await pressSlack('U5310')).status).toBe(200);
+    expect((await system.waitForSlack(channel, 4))[3]).toMatchObject({ thread_ts: root, text: `Schedule #${ids.cron} cancelled.` });
+    expect(await statusOf(ids.cron)).toBe('cancelled');
+    expect(await cronArmed(ids.cron)).toBe(false);
+    await pressSlack('U5310');
+    expect((await system.waitForSlack(channel, 5))[4]!.text).toBe(`There is no active schedule #${ids.cron} in this conversation.`);
+  });
+
+  it('Discord: /schedules answers with Cancel buttons; a press is answered deferred and cancels once', async () => {
+    const channelId = '5000000000000005320';
+    const userId = '4000000000000005320';
+    const slash = await sendDiscordInteraction(system.simUrl, { name: 'schedules', channelId, userId });
+    expect(slash.body).toEqual({ type: 5 });
+    await waitForDiscordMessages(system.simUrl, channelId, 1);
+    const ids = await scheduleBoth(await conversationOf(channelId, '', 'discord'));
+    const second = await sendDiscordInteraction(system.simUrl, { name: 'schedules', channelId, userId });
+    type Sent = { id: string; content: string; interaction_id?: string; components?: { components: { label: string }[] }[] };
+    const answerTo = async (interactionId: string) => {
+      await expect.poll(async () => (await discordSent(system.simUrl, channelId)).some((m) => m.interaction_id === interactionId)).toBe(true);
+      return (await discordSent(system.simUrl, channelId)).find((m) => m.interaction_id === interactionId) as unknown as Sent;
+    };
+    const list = await answerTo(second.interaction.id);
+    expect(list.components?.flatMap((row) => row.components.map((b) => b.label)).sort()).toEqual([`Cancel #${ids.cron}`, `Cancel #${ids.once}`].sort());
+
+    const pressDiscord = () =>
+      postJson(`${system.simUrl}/control/discord/interactions`, { channel_id: channelId, user: { id: userId, username: 'tester' }, component: { message_id: list.id, label: `Cancel #${ids.cron}` } }) as Promise<{
+        status: number;
+        body: { type: number };
+        interaction: { id: string };
+      }>;
+    const pressed = await pressDiscord();
+    expect(pressed.body).toEqual({ type: 5 });
+    await expect.poll(async () => (await answerTo(pressed.interaction.id)).content).toBe(`Schedule #${ids.cron} cancelled.`);
+    expect(await cronArmed(ids.cron)).toBe(false);
+    const again = await pressDiscord();
+    await expect.poll(async () => (await answerTo(again.interaction.id)).content).toBe(`There is no active schedule #${ids.cron} in this conversation.`);
+    expect(await statusOf(ids.once)).toBe('active');
   });
 });

@@ -126,6 +126,7 @@ describe('the stored command (inbound_events.command)', () => {
 describe('/schedules', () => {
   it('lists with no arguments and cancels one schedule by id, with or without #', () => {
     expect(parseChatCommand('/schedules')).toEqual({ name: 'schedules', args: '', action: { kind: 'list' } });
+    expect(parseChatCommand('/schedules list')).toMatchObject({ name: 'schedules', action: { kind: 'list' } });
     expect(parseChatCommand('!schedules cancel 12')).toMatchObject({ name: 'schedules', action: { kind: 'cancel', id: 12 } });
     expect(parseChatCommand('/schedules@my_bot CANCEL #7', 'my_bot')).toMatchObject({ action: { kind: 'cancel', id: 7 } });
   });

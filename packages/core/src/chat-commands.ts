@@ -45,9 +45,12 @@ export function parseChatCommand(text: string, botUsername?: string): ChatComman
 /** A schedule id as typed or carried by a button: digits only, within a safe integer, never 0. */
 const scheduleIdPattern = /^[1-9][0-9]{0,14}$/;
 
-/** `/schedules` → list; `/schedules cancel <id>` (also `#<id>`) → cancel; anything else → usage. */
+/**
+ * `/schedules` (or `/schedules list`, Discord's subcommand) → list;
+ * `/schedules cancel <id>` (also `#<id>`) → cancel; anything else → usage.
+ */
 function parseSchedulesArgs(args: string): SchedulesAction {
-  if (args === '') return { kind: 'list' };
+  if (args === '' || args.toLowerCase() === 'list') return { kind: 'list' };
   const [verb, rawId, ...rest] = args.split(/\s+/);
   const id = rawId?.replace(/^#/, '') ?? '';
   if (verb?.toLowerCase() !== 'cancel' || rest.length > 0 || !scheduleIdPattern.test(id)) return { kind: 'usage' };

@@ -216,3 +216,42 @@ describe('/schedules in chat', () => {
     expect(await statusOf(ids.once)).toBe('active');
   });
 });
+
+describe('/schedules through the Telegram poller', () => {
+  let system: TestSystem;
+  let db: DbClient;
+  let redis: Redis;
+  let queue: ScheduleQueue;
+
+  beforeAll(async () => {
+    system = await TestSystem.start({ workers: 1, gatewayEnv: { TELEGRAM_MODE: 'polling' } });
+    db = createDbClient(system.databaseUrl, { max: 2 });
+    redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+    queue = createScheduleQueue(redis, system.redisPrefix);
+  });
+  afterAll(async () => {
+    await queue?.close();
+    redis?.disconnect();
+    await db?.close();
+    await system?.close();
+  });
+
+  it('takes a Cancel press from getUpdates, answers its callback query and cancels the schedule', async () => {
+    await expect.poll(async () => ((await (await fetch(`${system.simUrl}/control/telegram/webhook`)).json()) as { url: string | null }).url, { timeout: 15_000 }).toBeNull();
+    const chatId = 5330;
+    await system.sendTelegram({ chatId, text: '/schedules' });
+    await system.waitForTelegram(chatId, 1);
+    const [conversation] = await system.sql<{ id: number }[]>`select id::int from conversations where chat_id = ${String(chatId)}`;
+    const deps: ScheduleDeps = { db: db.db, schedules: queue, log: createLogger('schedules-poller-test', 'silent') };
+    const made = await makeSchedule(deps, { conversationId: conversation!.id, spec: { prompt: 'stand up', cron: '30 8 * * 1-5' }, createdBy: 'admin:test', maxActive: null });
+    if (made.kind !== 'created') throw new Error(made.kind);
+    const id = made.schedule.id;
+    await system.sendTelegram({ chatId, text: '/schedules' });
+    const list = (await system.waitForTelegram(chatId, 2))[1] as unknown as { message_id: number };
+    const pressed = (await postJson(`${system.simUrl}/control/telegram/press`, { chat_id: chatId, message_id: list.message_id, from: { id: chatId }, text: `Cancel #${id}` })) as { queued: boolean };
+    expect(pressed.queued).toBe(true);
+    expect((await system.waitForTelegram(chatId, 3))[2]!.text).toBe(`Schedule #${id} cancelled.`);
+    expect(await queue.getJobScheduler(`schedule-${id}`)).toBeUndefined();
+    await expect.poll(async () => ((await (await fetch(`${system.simUrl}/control/telegram/callback-answers`)).json()) as unknown[]).length).toBe(1);
+  });
+});

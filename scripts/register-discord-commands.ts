@@ -31,6 +31,15 @@ const commands = [
     options: [{ type: 3, name: 'scope', description: 'session: approve the same kind of action for the rest of the session', required: false, choices: [{ name: 'session', value: 'session' }] }],
   },
   { name: 'deny', description: 'Refuse what the assistant asked to do' },
+  {
+    name: 'schedules',
+    description: 'What is scheduled in this conversation',
+    // Subcommands reach the worker by name: `/schedules list`, `/schedules cancel <id>` (option type 1 a subcommand, 4 an integer).
+    options: [
+      { type: 1, name: 'list', description: 'List the active schedules (each with a Cancel button)' },
+      { type: 1, name: 'cancel', description: 'Cancel one schedule', options: [{ type: 4, name: 'id', description: 'The schedule’s number, as listed', required: true, min_value: 1 }] },
+    ],
+  },
   { name: 'help', description: 'List the commands' },
 ];
 

@@ -69,12 +69,14 @@ export async function sendInteraction(deps: InteractionDeps, url: string, input:
   const ids: InteractionIds = { id, token, type: input.ping ? 1 : input.component ? 3 : 2 };
   const pressed = input.component ? findPressed(store, input.channel_id, input.component) : undefined;
   const payload = buildPayload(store, input, ids, pressed);
-  if (ids.type === 2) store.rememberInteraction({ id, applicationId: store.applicationId, token, channelId: input.channel_id, guildId: input.guild_id });
+  // A button press may be answered "deferred" too (a Cancel button that runs a command): its webhook answers it later.
+  if (ids.type === 2 || ids.type === 3) store.rememberInteraction({ id, applicationId: store.applicationId, token, channelId: input.channel_id, guildId: input.guild_id });
 
   const body = JSON.stringify(payload);
   const headers = signedHeaders(store, body, input.signing ?? 'valid');
   const result = await postInteraction(deps, { url, headers, body }, ids);
   if (ids.type === 2 && result.status === 200) noteAnswer(store, token, result.body);
+  if (ids.type === 3 && result.status === 200 && (result.body as { type?: unknown } | null)?.type === 5) noteAnswer(store, token, result.body);
   if (pressed && result.status === 200) noteComponentAnswer(store, pressed.record, { channelId: input.channel_id, interactionId: id }, result.body);
   hub.publish('discord.interaction', result);
   return result;

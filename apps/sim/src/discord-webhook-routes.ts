@@ -31,7 +31,7 @@ export function registerInteractionWebhookRoutes(app: FastifyInstance, deps: Dis
     const interaction = findInteraction(store, request.params);
     if (request.params.messageId !== '@original') return editFollowup(store, interaction, request.params.messageId, readMessageBody(request.body).content);
     if (interaction.responseType === undefined) throw new DiscordApiError(404, 10008, 'Unknown Message');
-    return editOriginal(store, interaction, readMessageBody(request.body).content);
+    return editOriginal(store, interaction, readMessageBody(request.body));
   });
 
   app.get<WebhookMessageRoute>('/webhooks/:appId/:token/messages/:messageId', async (request) => {
@@ -42,9 +42,11 @@ export function registerInteractionWebhookRoutes(app: FastifyInstance, deps: Dis
   });
 }
 
-/** The original response is edited when it exists, else made now (the first edit after a deferred answer). */
-function editOriginal(store: DiscordStore, interaction: InteractionState, content: string): DiscordMessage {
+/** The original response is edited when it exists, else made now (the first edit after a deferred answer); `components` set its buttons. */
+function editOriginal(store: DiscordStore, interaction: InteractionState, body: { content: string; components?: unknown[] }): DiscordMessage {
+  const { content, components } = body;
   if (interaction.original) {
+    if (components) interaction.original.components = components;
     store.recordEdit(interaction.original, content);
     return toMessage(store, interaction.original);
   }
@@ -55,6 +57,7 @@ function editOriginal(store: DiscordStore, interaction: InteractionState, conten
     followup: true,
     original: true,
     interaction_id: interaction.id,
+    ...(components ? { components } : {}),
     sentAt: Date.now(),
   };
   interaction.original = record;

@@ -91,18 +91,23 @@ function findButton(message: SlackSentRecord, input: { text?: string; value?: st
   return buttons.find((button) => (input.value !== undefined ? button.value === input.value : button.text?.text === input.text));
 }
 
+/** Presses so far: each press's trigger_id is its own, as Slack's are. */
+let pressCount = 0;
+
 function buildBlockActions(message: SlackSentRecord, button: SlackButton, user: string, responseUrl: string): Record<string, unknown> {
   const actionTs = String(Date.now() / 1000);
+  // A message in a thread names it, in the container and the message (Slack block_actions payloads).
+  const thread = message.thread_ts !== undefined ? { thread_ts: message.thread_ts } : {};
   return {
     type: 'block_actions',
     user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: slackWorkspace.teamId },
     api_app_id: slackWorkspace.appId,
     token: slackWorkspace.verificationToken,
-    container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false },
-    trigger_id: `${Date.now()}.sim`,
+    container: { type: 'message', message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...thread },
+    trigger_id: `${Date.now()}.${++pressCount}.sim`,
     team: { id: slackWorkspace.teamId, domain: 'switchboard-sim' },
     channel: { id: message.channel, name: message.channel },
-    message: { type: 'message', ts: message.ts, text: message.text, blocks: message.blocks, user: slackWorkspace.botUserId, bot_id: slackWorkspace.botId },
+    message: { type: 'message', ts: message.ts, text: message.text, blocks: message.blocks, user: slackWorkspace.botUserId, bot_id: slackWorkspace.botId, ...thread },
     response_url: responseUrl,
     actions: [{ type: 'button', action_id: button.action_id, block_id: 'switchboard_choices', value: button.value, text: button.text, action_ts: actionTs }],
   };

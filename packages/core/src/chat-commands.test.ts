@@ -1,7 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { busyInputModes } from './busy-mode.ts';
-import { chatCommandNames, classifySignal, isCommandForAnotherBot, parseChatCommand, plainTextCommand, readStoredCommand, storedCommandOf, type ChatCommand } from './chat-commands.ts';
+import {
+  chatCommandNames,
+  classifySignal,
+  isCommandForAnotherBot,
+  parseChatCommand,
+  parseScheduleCancelPayload,
+  plainTextCommand,
+  readStoredCommand,
+  scheduleCancelPayload,
+  scheduleCancelText,
+  storedCommandOf,
+  type ChatCommand,
+} from './chat-commands.ts';
 
 describe('parseChatCommand', () => {
   it('reads slash commands with arguments', () => {
@@ -59,10 +71,16 @@ describe('isCommandForAnotherBot', () => {
 
 describe('the stored command (inbound_events.command)', () => {
   /** What the worker reads of a parse: the name, and /busy's mode. */
-  const projected = (command: ChatCommand | null) => (command === null ? null : command.name === 'busy' ? { name: 'busy', mode: command.mode } : { name: command.name });
+  const projected = (command: ChatCommand | null) => {
+    if (command === null) return null;
+    if (command.name === 'busy') return { name: 'busy', mode: command.mode };
+    return command.name === 'schedules' ? { name: 'schedules', action: command.action } : { name: command.name };
+  };
+  const argumentLike = ['', ...busyInputModes, 'QUEUE', 'shout', 'queue now', 'a:b', 'cancel 12', 'CANCEL #7', 'cancel 0', 'cancel 12 13', 'cancel x', 'cancel 99999999999999999'];
   const commandLike = fc.oneof(
     fc.string(),
-    fc.tuple(fc.constantFrom('/', '!', ' /', '/'), fc.constantFrom(...chatCommandNames, 'BUSY', 'Stop', 'frobnicate', 'usr'), fc.constantFrom('', ' ', '  ', '\n'), fc.constantFrom('', ...busyInputModes, 'QUEUE', 'shout', 'queue now', 'a:b')).map((parts) => parts.join('')),
+    fc.tuple(fc.constantFrom('/', '!', ' /', '/'), fc.constantFrom(...chatCommandNames, 'BUSY', 'Stop', 'Schedules', 'frobnicate', 'usr'), fc.constantFrom('', ' ', '  ', '\n'), fc.constantFrom(...argumentLike)).map((parts) => parts.join('')),
+    fc.tuple(fc.constantFrom('/schedules cancel ', '!schedules cancel #'), fc.string()).map((parts) => parts.join('')),
   );
 
   it('reads back, without the text, what ingress parsed: for any text the stored value alone gives the same command', () => {
@@ -93,5 +111,59 @@ describe('the stored command (inbound_events.command)', () => {
     expect(readStoredCommand('pause', '/stop')).toMatchObject({ name: 'stop' });
     expect(readStoredCommand('busy:shout', 'hello')).toBeNull();
     expect(readStoredCommand('stop:now', 'hello')).toBeNull();
+    expect(readStoredCommand('schedules:cancel:abc', 'hello')).toBeNull();
+    expect(readStoredCommand('schedules:cancel:0', 'hello')).toBeNull();
+    expect(readStoredCommand('schedules:pause:3', 'hello')).toBeNull();
+  });
+
+  it('still reads every value stored before /schedules existed', () => {
+    expect(readStoredCommand('busy:queue', '')).toEqual({ name: 'busy', mode: 'queue' });
+    expect(readStoredCommand('busy', '')).toEqual({ name: 'busy', mode: null });
+    for (const name of ['new', 'reset', 'stop', 'status', 'compact', 'help', 'approve', 'deny']) expect(readStoredCommand(name, '')).toEqual({ name });
+  });
+});
+
+describe('/schedules', () => {
+  it('lists with no arguments and cancels one schedule by id, with or without #', () => {
+    expect(parseChatCommand('/schedules')).toEqual({ name: 'schedules', args: '', action: { kind: 'list' } });
+    expect(parseChatCommand('/schedules list')).toMatchObject({ name: 'schedules', action: { kind: 'list' } });
+    expect(parseChatCommand('!schedules cancel 12')).toMatchObject({ name: 'schedules', action: { kind: 'cancel', id: 12 } });
+    expect(parseChatCommand('/schedules@my_bot CANCEL #7', 'my_bot')).toMatchObject({ action: { kind: 'cancel', id: 7 } });
+  });
+
+  it('reads arguments it cannot use as a request for the usage line, never as a cancel', () => {
+    for (const args of ['cancel', 'cancel 0', 'cancel x', 'cancel 1 2', 'cancel -3', 'cancel 1e3', 'cancel 1234567890123456', 'delete 4', 'all'])
+      expect(parseChatCommand(`/schedules ${args}`)).toMatchObject({ name: 'schedules', action: { kind: 'usage' } });
+  });
+
+  it('stores the id with the command, so the worker never reads the text again', () => {
+    expect(storedCommandOf(parseChatCommand('/schedules'))).toBe('schedules');
+    expect(storedCommandOf(parseChatCommand('/schedules cancel 42'))).toBe('schedules:cancel:42');
+    expect(storedCommandOf(parseChatCommand('/schedules cancel'))).toBe('schedules:usage');
+    expect(readStoredCommand('schedules:cancel:42', 'anything')).toEqual({ name: 'schedules', action: { kind: 'cancel', id: 42 } });
+    expect(readStoredCommand('schedules', 'anything')).toEqual({ name: 'schedules', action: { kind: 'list' } });
+  });
+
+  it('gives a Cancel button the text that cancels that schedule', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999_999_999_999_999 }), (id) => {
+        expect(parseChatCommand(scheduleCancelText(id))).toMatchObject({ name: 'schedules', action: { kind: 'cancel', id } });
+      }),
+    );
+  });
+
+  it('gives a Cancel button a payload that names its schedule and fits Telegram’s 64 bytes; nothing else reads as one', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999_999_999_999_999 }), (id) => {
+        expect(parseScheduleCancelPayload(scheduleCancelPayload(id))).toBe(id);
+        expect(Buffer.byteLength(scheduleCancelPayload(id))).toBeLessThanOrEqual(64);
+      }),
+    );
+    for (const payload of ['apv:tok:a', 'sch:cancel:', 'sch:cancel:0', 'sch:cancel:1:2', 'sch:cancel:x', 'sch:list:3']) expect(parseScheduleCancelPayload(payload)).toBeNull();
+  });
+
+  it('is not a signal: it neither stops nor interrupts a running turn', () => {
+    expect(classifySignal('/schedules')).toBe('none');
+    expect(classifySignal('/schedules cancel 3')).toBe('none');
   });
 });

@@ -31,11 +31,15 @@ export {
   isCommandForAnotherBot,
   parseChatCommand,
   plainTextCommand,
+  parseScheduleCancelPayload,
   readStoredCommand,
+  scheduleCancelPayload,
+  scheduleCancelText,
   signalOfCommand,
   storedCommandOf,
   type ChatCommand,
   type ChatCommandName,
+  type SchedulesAction,
   type StoredCommand,
 } from './chat-commands.ts';
 export { platforms, resolveConversationKey, type ConversationAddress, type Platform } from './conversation-key.ts';

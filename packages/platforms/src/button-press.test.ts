@@ -17,6 +17,27 @@ describe('Telegram callback_query', () => {
     expect(result).toEqual({ kind: 'button', press: { platform: 'telegram', accountId: '123456', userId: '42', payload: 'apv:tok12345678:a', answer: { callbackQueryId: 'cb-1' } } });
   });
 
+  it('turns a Cancel button under a /schedules list into that command, from the presser, in the chat and topic it was pressed in', () => {
+    const pressed = (chat: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      parseTelegramUpdate(update({ id: 'cb-9', from: { id: 42, is_bot: false, first_name: 'A' }, chat_instance: 'x', data: 'sch:cancel:17', message: { message_id: 7, date: 1, chat, ...extra } }), context);
+    expect(pressed({ id: 42, type: 'private' })).toEqual({
+      kind: 'message',
+      message: {
+        platform: 'telegram', eventId: '5', userId: '42', text: '/schedules cancel 17',
+        address: { platform: 'telegram', accountId: '123456', chatId: '42', threadId: '', userScope: '' },
+        replyTarget: { chatId: 42 }, pressAnswer: { callbackQueryId: 'cb-9' },
+      },
+    });
+    // In a group topic: the presser's own conversation there, whoever's list it was.
+    expect(pressed({ id: -100, type: 'supergroup' }, { message_thread_id: 3, is_topic_message: true })).toMatchObject({
+      kind: 'message',
+      message: { address: { chatId: '-100', threadId: '3', userScope: '42' }, replyTarget: { chatId: -100, messageThreadId: 3, replyToMessageId: 7 } },
+    });
+    // A forged or broken payload is no command: it goes the approval way, which refuses what it does not know.
+    expect(parseTelegramUpdate(update({ id: 'cb-8', from: { id: 42 }, chat_instance: 'x', data: 'sch:cancel:0' }), context)).toMatchObject({ kind: 'button' });
+    expect(parseTelegramUpdate(update({ id: 'cb-7', from: { id: 42 }, chat_instance: 'x', data: 'sch:cancel:5' }), context)).toEqual({ kind: 'ignored', reason: 'press_without_message' });
+  });
+
   it('ignores a game callback (no data) and refuses a callback without a presser', () => {
     expect(parseTelegramUpdate(update({ id: 'cb-2', from: { id: 42 }, chat_instance: 'x', game_short_name: 'g' }), context)).toEqual({ kind: 'ignored', reason: 'callback_without_data' });
     expect(() => parseTelegramUpdate(update({ id: 'cb-3', data: 'x' }), context)).toThrow(PlatformError);

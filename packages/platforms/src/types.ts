@@ -15,6 +15,12 @@ export interface InboundMessage {
   roles?: string[];
   /** Where replies go; opaque to everything but the same platform's sender. */
   replyTarget: Record<string, unknown>;
+  /**
+   * Set when the message is a button press that stands for a typed command
+   * (a `/schedules` list's Cancel button, docs/schedules.md "In chat"): how to
+   * answer the press, as a ButtonPress's `answer`. Stored like any message.
+   */
+  pressAnswer?: Record<string, unknown>;
 }
 
 /**
@@ -62,10 +68,13 @@ export interface PlatformSender {
   sendText(target: Record<string, unknown>, text: string, options?: { idempotencyKey?: string; partIndex?: number }): Promise<SentMessage>;
   sendTyping(target: Record<string, unknown>): Promise<void>;
   /**
-   * Sends `text` with buttons under it (an approval question) as a message of
-   * its own: it never answers an interaction or replies to the user's message.
+   * Sends `text` with buttons under it. Without `options` (an approval
+   * question) as a message of its own: it never answers an interaction or
+   * replies to the user's message. With them (a reply part from the outbox,
+   * such as a `/schedules` list with its Cancel buttons) as `sendText` sends
+   * that part, the buttons added.
    */
-  sendWithButtons?(target: Record<string, unknown>, text: string, buttons: readonly ChoiceButton[]): Promise<SentMessage>;
+  sendWithButtons?(target: Record<string, unknown>, text: string, buttons: readonly ChoiceButton[], options?: { idempotencyKey?: string; partIndex?: number }): Promise<SentMessage>;
   /**
    * Changes the bot's reaction on the user's message the target names (STATUS_REACTIONS):
    * `remove` the previous emoji, `add` the next (null: none). A target without the

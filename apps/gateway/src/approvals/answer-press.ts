@@ -1,7 +1,7 @@
 import type { Api } from 'grammy';
 import { renderAnsweredQuestion } from '@switchboard/core';
 import type { Logger } from '@switchboard/logger';
-import { answerTelegramCallback, respondToSlackAction, type ButtonPress } from '@switchboard/platforms';
+import { answerTelegramCallback, respondToSlackAction, type ButtonPress, type InboundMessage } from '@switchboard/platforms';
 import { answerButtonPress, type ApprovalDeps } from './answer-approval.ts';
 
 /**
@@ -15,6 +15,17 @@ export async function answerTelegramPress(deps: ApprovalDeps, api: Api, press: B
   const callbackQueryId = typeof press.answer.callbackQueryId === 'string' ? press.answer.callbackQueryId : undefined;
   if (!callbackQueryId) return;
   await answerTelegramCallback(api, callbackQueryId, outcome.text).catch((err: unknown) => log.warn({ err, outcome: outcome.kind }, 'telegram callback query not answered'));
+}
+
+/**
+ * A press stored as the command it stands for (a Cancel button,
+ * docs/schedules.md "In chat"): its spinner stops with no notice; what it did
+ * comes as the command's reply in the chat, as for the typed command.
+ */
+export async function answerTelegramCommandPress(api: Api, message: InboundMessage, log: Logger): Promise<void> {
+  const callbackQueryId = message.pressAnswer?.callbackQueryId;
+  if (typeof callbackQueryId !== 'string') return;
+  await answerTelegramCallback(api, callbackQueryId).catch((err: unknown) => log.warn({ err }, 'telegram callback query not answered'));
 }
 
 /** Slack: a refusal as an ephemeral line through the press's response_url (the decision itself shows in the edited question and the chat's line). */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Api } from 'grammy';
 import { equalsConstantTime, parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
-import { answerTelegramPress } from '../approvals/answer-press.ts';
+import { answerTelegramCommandPress, answerTelegramPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
@@ -48,6 +48,7 @@ export function registerTelegramWebhook(app: FastifyInstance, deps: IngressDeps,
           }
           return { ok: true, ignored: ingested.parsed.reason };
         case 'accepted':
+          await answerTelegramCommandPress(options.api, ingested.message, deps.log);
           return { ok: true, outcome: ingested.outcome };
         case 'not_accepted':
           request.log.error({ route: 'telegram', code: ingested.error.code, err: ingested.error.cause }, 'webhook not accepted; Telegram will retry');

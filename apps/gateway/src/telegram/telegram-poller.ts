@@ -5,7 +5,7 @@ import { loadTelegramPollOffset, type Database } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { parseTelegramUpdate, telegramUnknownChatType, type TelegramParseContext } from '@switchboard/platforms';
 import { createRedisLease, deriveTokenId, runAsLeader, telegramPollerLeaseKey, type LeaseHold, type RedisLease } from '@switchboard/queue';
-import { answerTelegramPress } from '../approvals/answer-press.ts';
+import { answerTelegramCommandPress, answerTelegramPress } from '../approvals/answer-press.ts';
 import type { IngressDeps } from '../ingress/accept-inbound.ts';
 import { ingestInbound } from '../ingress/ingest-inbound.ts';
 
@@ -104,7 +104,7 @@ async function handleUpdate(poller: Poller, update: unknown): Promise<void> {
       }
       return;
     case 'accepted':
-      return;
+      return answerTelegramCommandPress(poller.api, ingested.message, log);
     case 'not_accepted':
       // Stored but not enqueued: the recovery sweep hands it to a worker. Not stored: do not move past it.
       if (ingested.error.code === 'ENQUEUE_FAILED') return;

@@ -1,5 +1,6 @@
 import { approvalReplies, busyInputModes, splitMessage, type StoredCommand } from '@switchboard/core';
-import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxRow } from '@switchboard/db';
+import { replyToSchedules } from '../schedules/schedules-command.ts';
+import { commitTurn, ensureCurrentSession, loadSession, wasToldRecently, type ConversationRow, type InboundEventRow, type OutboxButton, type OutboxRow } from '@switchboard/db';
 import { compressConversation, type CompressionOutcome } from '../compression/compress-session.ts';
 import type { WorkerContext } from '../worker-context.ts';
 
@@ -11,6 +12,7 @@ export const helpText = [
   `/busy <${busyInputModes.join('|')}>: what happens when you write while I am working`,
   '/compact: summarise older messages now',
   '/approve, /approve session, /deny: answer a question I asked before running something',
+  '/schedules: what is scheduled here; /schedules cancel <id> ends one',
   '/help: this list',
   'In Slack threads, use ! instead of / (for example !stop).',
 ].join('\n');
@@ -68,7 +70,28 @@ export interface TakenCommand {
  * `claimId`: the lease holding that delivers the reply (its rows are committed claimed by it).
  */
 export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Promise<OutboxRow[]> {
-  const { conversation, event, command, claimId } = taken;
+  const { conversation, event, claimId } = taken;
+  const { reply, quiet, buttons } = await replyToCommand(ctx, taken);
+  const sender = ctx.senders.get(conversation.platform);
+  const committed = await commitTurn(ctx.db, {
+    conversationId: conversation.id,
+    sessionId: conversation.currentSessionId ?? 0,
+    status: 'completed',
+    inboundEventIds: [event.id],
+    messages: [],
+    replies:
+      sender && !quiet
+        ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)), ...(buttons ? { buttons } : {}) }]
+        : [],
+    claimFor: claimId,
+  });
+  // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
+  return committed.kind === 'committed' ? committed.outbox : [];
+}
+
+/** What a command does, and what it says (`quiet`: nothing, this time; `buttons`: under its last part). */
+async function replyToCommand(ctx: WorkerContext, taken: TakenCommand): Promise<{ reply: string; quiet: boolean; buttons?: OutboxButton[] }> {
+  const { conversation, event, command } = taken;
   const mode = conversation.busyMode ?? ctx.config.BUSY_INPUT_MODE;
   let reply: string;
   let quiet = false;
@@ -112,6 +135,10 @@ export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Pr
       reply = compactReplies[result.outcome](result.summarisedMessages ?? 0);
       break;
     }
+    case 'schedules': {
+      const answer = await replyToSchedules(ctx.schedules.deps, { conversationId: conversation.id, action: command.action });
+      return { reply: answer.text, quiet: false, ...(answer.buttons ? { buttons: answer.buttons } : {}) };
+    }
     case 'approve':
     case 'deny':
       // Answers are decided at ingress and stored done (docs/codex.md, "Approvals in chat"); one that reaches a worker found no question then.
@@ -121,18 +148,7 @@ export async function handleCommand(ctx: WorkerContext, taken: TakenCommand): Pr
       // `help`, and text that is no longer a command (unknown words go to the model): the list never hurts.
       reply = helpText;
   }
-  const sender = ctx.senders.get(conversation.platform);
-  const committed = await commitTurn(ctx.db, {
-    conversationId: conversation.id,
-    sessionId: conversation.currentSessionId ?? 0,
-    status: 'completed',
-    inboundEventIds: [event.id],
-    messages: [],
-    replies: sender && !quiet ? [{ platform: conversation.platform, target: event.replyTarget, chunks: splitMessage(reply, sender.messageLimit, sender.fitsOneMessage?.bind(sender)) }] : [],
-    claimFor: claimId,
-  });
-  // Fenced like a turn: a worker that lost the conversation sends no reply for input someone else took.
-  return committed.kind === 'committed' ? committed.outbox : [];
+  return { reply, quiet };
 }
 
 /**

@@ -69,7 +69,7 @@ async function deliverInOrder(deps: DeliveryDeps, row: OutboxRowToSend): Promise
 }
 
 export type OutboxRowToSend = Pick<OutboxRow, 'id' | 'platform' | 'target' | 'chunkIndex' | 'text' | 'attempts' | 'conversationId' | 'nextAttemptAt' | 'claimedBy'> &
-  Partial<Pick<OutboxRow, 'streamed' | 'platformMessageId'>>;
+  Partial<Pick<OutboxRow, 'streamed' | 'platformMessageId' | 'buttons'>>;
 
 /**
  * The key a platform dedupes a resend by (Discord's nonce): a row is one part
@@ -128,6 +128,8 @@ async function deliverOne(
  */
 async function sendRow(sender: PlatformSender, row: OutboxRowToSend): Promise<SentMessage> {
   const options = { idempotencyKey: outboxIdempotencyKey(row), partIndex: row.chunkIndex };
+  // A part with buttons (a `/schedules` list) is never streamed: it is a command's reply.
+  if (row.buttons && row.buttons.length > 0 && sender.sendWithButtons) return sender.sendWithButtons(row.target, row.text, row.buttons, options);
   if (!row.streamed || !sender.editText) return sender.sendText(row.target, row.text, options);
   if (row.platformMessageId) {
     try {

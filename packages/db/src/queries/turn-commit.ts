@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { Database } from '../client.ts';
 import type { StoredToolCall } from '../schema/messages.ts';
+import type { OutboxButton } from '../schema/outbox.ts';
 import type { TurnStatus } from '../schema/turns.ts';
 import { outboxClaimMs } from './outbox-store.ts';
 import { toMessage, toOutbox, type JsonRow, type MessageRow, type OutboxRow } from './table-rows.ts';
@@ -25,8 +26,8 @@ export interface CommitTurnInput {
   /** The inbound events this turn consumed. */
   inboundEventIds: number[];
   messages: NewTranscriptMessage[];
-  /** Reply parts, in order, delivered after commit. */
-  replies: { platform: string; target: Record<string, unknown>; chunks: string[] }[];
+  /** Reply parts, in order, delivered after commit; `buttons` go under the reply's last part. */
+  replies: { platform: string; target: Record<string, unknown>; chunks: string[]; buttons?: OutboxButton[] }[];
   /** The holding (outboxClaimId) that will send the reply parts: they are inserted already claimed by it (claimOutboxRow). */
   claimFor?: string;
   /**
@@ -101,7 +102,16 @@ function transcriptRowsOf(messages: NewTranscriptMessage[]): Record<string, unkn
 /** One row per reply part, numbered across the replies: part 1 may take over the conversation's growing message. */
 function outboxRowsOf(replies: CommitTurnInput['replies']): Record<string, unknown>[] {
   return replies
-    .flatMap((reply) => reply.chunks.map((text, chunk_index) => ({ platform: reply.platform, target: reply.target, chunk_index, text })))
+    .flatMap((reply) =>
+      reply.chunks.map((text, chunk_index) => ({
+        platform: reply.platform,
+        target: reply.target,
+        chunk_index,
+        text,
+        // Absent, not null: the row's column stays SQL NULL.
+        ...(chunk_index === reply.chunks.length - 1 && reply.buttons && reply.buttons.length > 0 ? { buttons: reply.buttons } : {}),
+      })),
+    )
     .map((row, index) => ({ ...row, ord: index + 1 }));
 }
 
@@ -202,10 +212,10 @@ function outboxClauses(sql: postgres.Sql, p: CommitParams): Fragment {
         and exists (select 1 from fence)
       returning *
     ), o as (
-      insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, claimed_by, claimed_until)
-      select ${input.conversationId}, ${p.turnId}, r.platform, r.target, r.chunk_index, r.text,
+      insert into outbox (conversation_id, turn_id, platform, target, chunk_index, text, buttons, claimed_by, claimed_until)
+      select ${input.conversationId}, ${p.turnId}, r.platform, r.target, r.chunk_index, r.text, r.buttons,
         ${input.claimFor ?? null}::text, case when ${input.claimFor ?? null}::text is null then null else now() + ${outboxClaimMs}::int * interval '1 millisecond' end
-      from jsonb_to_recordset(${p.outboxRows}::jsonb) as r(ord int, platform text, target jsonb, chunk_index int, text text)
+      from jsonb_to_recordset(${p.outboxRows}::jsonb) as r(ord int, platform text, target jsonb, chunk_index int, text text, buttons jsonb)
       where exists (select 1 from fence) and not (r.ord = 1 and exists (select 1 from st))
       returning *
     )`;

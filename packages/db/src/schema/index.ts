@@ -1,7 +1,7 @@
 export { conversations } from './conversations.ts';
 export { inboundEvents, type StoredAttachment } from './inbound-events.ts';
 export { messages, type StoredToolCall } from './messages.ts';
-export { outbox } from './outbox.ts';
+export { outbox, type OutboxButton } from './outbox.ts';
 export { sessions } from './sessions.ts';
 export { turns, turnStatuses, type TurnStatus } from './turns.ts';
 export { auditLog } from './audit-log.ts';

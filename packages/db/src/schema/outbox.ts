@@ -2,6 +2,13 @@ import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { conversations } from './conversations.ts';
 
+/** A button under a sent part: its label, and the payload a press brings back (callback_data, action value, custom_id). */
+export interface OutboxButton {
+  label: string;
+  payload: string;
+  style?: 'primary' | 'danger';
+}
+
 /** One chunk of a reply waiting for (or done with) delivery, written with the assistant message, in one transaction. */
 export const outbox = pgTable(
   'outbox',
@@ -35,6 +42,12 @@ export const outbox = pgTable(
      * the conversation (a lost lease) never send it twice. Void once that
      * worker is dead or stopped, or past `claimed_until` (docs/turns.md).
      */
+    /**
+     * Buttons under this part (a `/schedules` list's Cancel buttons), sent
+     * with the platform's buttons; null: none. A press comes back as the
+     * command the button stands for (docs/schedules.md, "In chat").
+     */
+    buttons: jsonb('buttons').$type<OutboxButton[]>(),
     claimedBy: text('claimed_by'),
     claimedUntil: timestamp('claimed_until', { withTimezone: true }),
   },

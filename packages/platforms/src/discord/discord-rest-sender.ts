@@ -27,7 +27,8 @@ export function createDiscordRestSender(options: DiscordSenderOptions, shape: Se
     sendText: async (rawTarget, text, sendOptions = {}) => sendText(client, readDiscordReplyTarget(rawTarget), text, sendOptions),
     editText: async (rawTarget, platformMessageId, text, editOptions = {}) =>
       editText(client, readDiscordReplyTarget(rawTarget), { platformMessageId, text, first: (editOptions.partIndex ?? 0) === 0 }),
-    sendWithButtons: async (rawTarget, text, buttons) => sendWithButtons(client, readDiscordReplyTarget(rawTarget), text, buttons),
+    sendWithButtons: async (rawTarget, text, buttons, sendOptions) =>
+      sendOptions ? sendText(client, readDiscordReplyTarget(rawTarget), text, { ...sendOptions, buttons }) : sendWithButtons(client, readDiscordReplyTarget(rawTarget), text, buttons),
     replaceText: async (rawTarget, platformMessageId, text) => replaceText(client, readDiscordReplyTarget(rawTarget), platformMessageId, text),
     setReaction: async (rawTarget, change) => setReaction(client, readDiscordReplyTarget(rawTarget), change),
     sendTyping: async (rawTarget) => sendTyping(client, readDiscordReplyTarget(rawTarget)),
@@ -66,23 +67,24 @@ function createRestClient(options: DiscordSenderOptions): DiscordRestClient {
 // comes from the outbox row (partIndex), never from this process's memory:
 // a worker that restarts mid-reply must not take part 2 for the first
 // and overwrite the interaction's answer with it.
-async function sendText(client: DiscordRestClient, target: DiscordReplyTarget, text: string, sendOptions: SendOptions): Promise<SentMessage> {
+async function sendText(client: DiscordRestClient, target: DiscordReplyTarget, text: string, sendOptions: SendOptions & { buttons?: readonly ChoiceButton[] }): Promise<SentMessage> {
   const first = (sendOptions.partIndex ?? 0) === 0;
   const nonce = sendOptions.idempotencyKey ? toNonce(sendOptions.idempotencyKey) : undefined;
   const interaction = first ? interactionOf(target) : undefined;
+  const components = sendOptions.buttons && sendOptions.buttons.length > 0 ? toActionRows(sendOptions.buttons) : undefined;
   if (interaction) {
     try {
       // Editing the deferred "thinking…" response (what discord.js calls
       // editReply) rather than posting a follow-up: an edit sent twice after
       // an ambiguous failure is still one message, a follow-up is not.
-      const message = await patchInteractionResponse(client, interaction, text);
+      const message = await patchInteractionResponse(client, interaction, text, components);
       if (message !== 'expired') return { platformMessageId: String(message.id) };
     } catch (error) {
       throw toPlatformError(error, 'interaction response');
     }
   }
   try {
-    return await postChannelMessage(client, target, { text, nonce, replyTo: first && !target.interactionToken ? target.messageId : undefined });
+    return await postChannelMessage(client, target, { text, nonce, replyTo: first && !target.interactionToken ? target.messageId : undefined, components });
   } catch (error) {
     throw toPlatformError(error, 'create message');
   }
@@ -103,11 +105,11 @@ function interactionOf(target: DiscordReplyTarget): Interaction | undefined {
  * command's reply): 'expired' once the interaction has expired (its token lives
  * 15 minutes; after that the answer goes to the channel instead).
  */
-async function patchInteractionResponse(client: DiscordRestClient, interaction: Interaction, text: string): Promise<{ id: string } | 'expired'> {
+async function patchInteractionResponse(client: DiscordRestClient, interaction: Interaction, text: string, components?: ActionRows): Promise<{ id: string } | 'expired'> {
   try {
     return (await client.rest.patch(Routes.webhookMessage(interaction.applicationId, interaction.interactionToken, '@original'), {
       auth: false,
-      body: { content: text, allowed_mentions: { parse: [] } },
+      body: { content: text, allowed_mentions: { parse: [] }, ...(components ? { components } : {}) },
     })) as { id: string };
   } catch (error) {
     if (!isExpiredInteraction(error)) throw error;
@@ -115,8 +117,12 @@ async function patchInteractionResponse(client: DiscordRestClient, interaction: 
   }
 }
 
-async function postChannelMessage(client: DiscordRestClient, target: DiscordReplyTarget, message: { text: string; nonce: string | undefined; replyTo: string | undefined }): Promise<SentMessage> {
-  const { text, nonce, replyTo } = message;
+async function postChannelMessage(
+  client: DiscordRestClient,
+  target: DiscordReplyTarget,
+  message: { text: string; nonce: string | undefined; replyTo: string | undefined; components?: ActionRows | undefined },
+): Promise<SentMessage> {
+  const { text, nonce, replyTo, components } = message;
   client.authorise();
   const posted = (await client.rest.post(Routes.channelMessages(target.channelId), {
     body: {
@@ -126,6 +132,7 @@ async function postChannelMessage(client: DiscordRestClient, target: DiscordRepl
       // A resend of the same outbox row returns the message Discord already made (Discord's enforce_nonce).
       ...(nonce ? { nonce, enforce_nonce: true } : {}),
       ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
+      ...(components ? { components } : {}),
     },
   })) as { id: string };
   return { platformMessageId: String(posted.id) };
@@ -201,6 +208,19 @@ function toActionRow(buttons: readonly ChoiceButton[]): APIActionRowComponent<AP
       custom_id: button.payload,
     })),
   };
+}
+
+type ActionRows = APIActionRowComponent<APIButtonComponentWithCustomId>[];
+
+/** Discord takes at most 5 buttons a row and 5 rows a message. */
+const buttonsPerRow = 5;
+const rowsPerMessage = 5;
+
+/** A reply part's buttons, five to a row; past 25 they are left off (the text still names every choice). */
+function toActionRows(buttons: readonly ChoiceButton[]): ActionRows {
+  const rows: ActionRows = [];
+  for (let i = 0; i < Math.min(buttons.length, buttonsPerRow * rowsPerMessage); i += buttonsPerRow) rows.push(toActionRow(buttons.slice(i, i + buttonsPerRow)));
+  return rows;
 }
 
 /** Discord nonces are at most 25 characters; longer keys are hashed down, keeping them stable. */

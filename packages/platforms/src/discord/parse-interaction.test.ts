@@ -26,6 +26,18 @@ describe('parseDiscordInteraction', () => {
     });
   });
 
+  it('reads /schedules’ subcommands as the typed command, and a Cancel button as the typed cancel from the presser', () => {
+    const cancel = { name: 'cancel', type: 1, options: [{ name: 'id', type: 4, value: 12 }] };
+    const slash = { ...base, type: 2, channel_id: '400000000000000007', user, data: { id: '1', name: 'schedules', type: 1, options: [cancel] } };
+    expect(parseDiscordInteraction(slash)).toMatchObject({ kind: 'command', name: 'schedules', message: { text: '/schedules cancel 12' } });
+    const press = { ...base, type: 3, guild_id: '500000000000000001', channel_id: '400000000000000007', member: { user, roles: [] }, data: { custom_id: 'sch:cancel:12', component_type: 2 } };
+    expect(parseDiscordInteraction(press)).toMatchObject({
+      kind: 'command',
+      name: 'schedules',
+      message: { text: '/schedules cancel 12', address: { chatId: '400000000000000007', userScope: user.id }, replyTarget: { interactionToken: 'tok-abc' } },
+    });
+  });
+
   it('scopes guild commands per member and takes the channel from channel.id too', () => {
     const result = parseDiscordInteraction(
       { ...base, type: 2, guild_id: '600000000000000001', channel: { id: '400000000000000008', type: 0 }, member: { user, roles: ['700000000000000001'] }, data: { name: 'help' } },

@@ -1,3 +1,4 @@
+import { parseScheduleCancelPayload, scheduleCancelText } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
@@ -91,37 +92,46 @@ export function parseDiscordInteraction(body: unknown, context: DiscordInteracti
     const { custom_id: customId, component_type: componentType } = interaction.data;
     if (componentType !== buttonComponent) return { kind: 'unsupported', reason: `component_type_${componentType ?? 'missing'}` };
     if (!customId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: a button press without custom_id');
+    // A Cancel button under a `/schedules` list (docs/schedules.md, "In chat"): the command it stands for, run like the slash command.
+    const cancelId = parseScheduleCancelPayload(customId);
+    if (cancelId !== null) return { kind: 'command', name: 'schedules', message: commandMessage(interaction, user, scheduleCancelText(cancelId), context) };
     const accountId = context.applicationId ?? interaction.application_id;
     return { kind: 'button', press: { platform: 'discord', accountId, userId: user.id, payload: customId, answer: {} } };
   }
   if (!interaction.data.name) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: data.name is required for a command');
-  const channelId = interaction.channel_id ?? interaction.channel?.id;
-  if (!channelId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: channel_id is required');
-
   const name = interaction.data.name.toLowerCase();
   const args = flattenOptionValues(interaction.data.options ?? []);
+  return { kind: 'command', name, message: commandMessage(interaction, user, args.length > 0 ? `/${name} ${args.join(' ')}` : `/${name}`, context) };
+}
+
+type Interaction = z.infer<typeof interactionSchema>;
+
+/**
+ * A command interaction (a slash command, or a button that stands for one) as
+ * the message it is: in the conversation of the channel it came from, from
+ * the user who sent or pressed it, answered through the interaction's token.
+ */
+function commandMessage(interaction: Interaction, user: { id: string }, text: string, context: DiscordInteractionContext): InboundMessage {
+  const channelId = interaction.channel_id ?? interaction.channel?.id;
+  if (!channelId) throw new PlatformError('INVALID_PAYLOAD', 'not a Discord interaction: channel_id is required');
   const inGuild = interaction.guild_id !== undefined;
   const direct = isBotDirectMessage(interaction);
-  return {
-    kind: 'command',
-    name,
-    message: normaliseInbound({
+  return normaliseInbound({
+    platform: 'discord',
+    eventId: interaction.id,
+    userId: user.id,
+    ...(inGuild && interaction.member ? { roles: interaction.member.roles } : {}),
+    text,
+    address: {
       platform: 'discord',
-      eventId: interaction.id,
-      userId: user.id,
-      ...(inGuild && interaction.member ? { roles: interaction.member.roles } : {}),
-      text: args.length > 0 ? `/${name} ${args.join(' ')}` : `/${name}`,
-      address: {
-        platform: 'discord',
-        accountId: context.applicationId ?? interaction.application_id,
-        chatId: channelId,
-        threadId: '',
-        // Anywhere but the user's own DM with the bot, each user has their own conversation (as in a guild channel).
-        userScope: direct ? '' : user.id,
-      },
-      replyTarget: { channelId, interactionToken: interaction.token, applicationId: interaction.application_id },
-    }),
-  };
+      accountId: context.applicationId ?? interaction.application_id,
+      chatId: channelId,
+      threadId: '',
+      // Anywhere but the user's own DM with the bot, each user has their own conversation (as in a guild channel).
+      userScope: direct ? '' : user.id,
+    },
+    replyTarget: { channelId, interactionToken: interaction.token, applicationId: interaction.application_id },
+  });
 }
 
 /** Channel type 3: GROUP_DM. */

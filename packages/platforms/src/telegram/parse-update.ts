@@ -1,4 +1,4 @@
-import { isCommandForAnotherBot, normaliseText, type InboundAttachment } from '@switchboard/core';
+import { isCommandForAnotherBot, normaliseText, parseScheduleCancelPayload, scheduleCancelText, type InboundAttachment } from '@switchboard/core';
 import { z } from 'zod';
 import { PlatformError } from '../errors.ts';
 import { normaliseInbound } from '../normalise-inbound.ts';
@@ -34,7 +34,10 @@ const callbackQuerySchema = z
     id: z.string().min(1),
     from: userSchema,
     data: z.string().optional(),
-    message: z.object({ message_id: z.number().int(), chat: chatSchema }).passthrough().optional(),
+    message: z
+      .object({ message_id: z.number().int(), chat: chatSchema, message_thread_id: z.number().int().optional(), is_topic_message: z.boolean().optional() })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 const updateSchema = z
@@ -75,6 +78,8 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
   if (callback) {
     // A press of an inline button under the bot's message (an approval question); a game's callback carries no data.
     if (callback.data === undefined) return { kind: 'ignored', reason: 'callback_without_data' };
+    const cancelId = parseScheduleCancelPayload(callback.data);
+    if (cancelId !== null) return pressAsCommand({ updateId, callback, text: scheduleCancelText(cancelId) }, context);
     return {
       kind: 'button',
       press: { platform: 'telegram', accountId: context.botId, userId: String(callback.from.id), payload: callback.data, answer: { callbackQueryId: callback.id } },
@@ -118,6 +123,40 @@ export function parseTelegramUpdate(body: unknown, context: TelegramParseContext
         ...(isPrivate ? {} : { replyToMessageId: message.message_id }),
         userMessageId: message.message_id,
       },
+    }),
+  };
+}
+
+/**
+ * A Cancel button under a `/schedules` list (docs/schedules.md, "In chat"):
+ * the typed command it stands for, from the presser, in the chat and topic
+ * the button was pressed in. So it is admitted, stored, deduplicated (by
+ * update_id) and run exactly like the command typed there; in a group it
+ * reaches the presser's own conversation, never the list owner's.
+ */
+function pressAsCommand(press: { updateId: number; callback: z.infer<typeof callbackQuerySchema>; text: string }, context: TelegramParseContext): ParseResult {
+  const { updateId, callback, text } = press;
+  const pressed = callback.message;
+  if (!pressed) return { kind: 'ignored', reason: 'press_without_message' };
+  if (!knownChatTypes.has(pressed.chat.type)) return { kind: 'ignored', reason: telegramUnknownChatType };
+  if (pressed.chat.type === 'channel') return { kind: 'ignored', reason: 'channel_post' };
+  const isPrivate = pressed.chat.type === 'private';
+  const threadId = pressed.is_topic_message && pressed.message_thread_id !== undefined ? String(pressed.message_thread_id) : '';
+  return {
+    kind: 'message',
+    message: normaliseInbound({
+      platform: 'telegram',
+      eventId: String(updateId),
+      userId: String(callback.from.id),
+      text,
+      address: { platform: 'telegram', accountId: context.botId, chatId: String(pressed.chat.id), threadId, userScope: isPrivate ? '' : String(callback.from.id) },
+      replyTarget: {
+        chatId: pressed.chat.id,
+        ...(threadId ? { messageThreadId: pressed.message_thread_id } : {}),
+        // In a group the answer quotes the list that was pressed; there is no user message to react to.
+        ...(isPrivate ? {} : { replyToMessageId: pressed.message_id }),
+      },
+      pressAnswer: { callbackQueryId: callback.id },
     }),
   };
 }

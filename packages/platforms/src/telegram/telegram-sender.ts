@@ -24,6 +24,7 @@ export function createTelegramSender(options: TelegramSenderOptions): PlatformSe
     api,
     sendText: (target, text) => sendMessage(api, target, text, {}),
     editText: (target, platformMessageId, text) => editMessage(api, target, Number(platformMessageId), text),
+    // With or without a reply part's options: Telegram's post is the same either way (its deduplication is the outbox's row claim).
     sendWithButtons: (target, text, buttons) => sendMessage(api, target, text, { reply_markup: toInlineKeyboard(buttons) }),
     replaceText: (target, platformMessageId, text) => replaceText(api, target, Number(platformMessageId), text),
     setReaction: (target, change) => setReaction(api, target, change),
@@ -118,9 +119,15 @@ function toPlatformError(error: unknown): PlatformError {
   return new PlatformError('UNAVAILABLE', 'telegram: unexpected error', { cause: error });
 }
 
-/** One row of buttons; each press sends its payload back as callback_data (at most 64 bytes, checked by the caller's encoding). */
+/** Buttons a row: an approval question's three fit one, a `/schedules` list's Cancel buttons wrap. */
+const buttonsPerRow = 3;
+
+/** Rows of buttons; each press sends its payload back as callback_data (at most 64 bytes, checked by the caller's encoding). */
 function toInlineKeyboard(buttons: readonly ChoiceButton[]): InlineKeyboardMarkup {
-  return { inline_keyboard: [buttons.map((button) => ({ text: button.label, callback_data: button.payload }))] };
+  const keys = buttons.map((button) => ({ text: button.label, callback_data: button.payload }));
+  const rows = [];
+  for (let i = 0; i < keys.length; i += buttonsPerRow) rows.push(keys.slice(i, i + buttonsPerRow));
+  return { inline_keyboard: rows };
 }
 
 /** Answers a button press (the spinner on the user's button stops); `text` shows as a short notice to that user only. */

@@ -12,7 +12,7 @@ const fix = 'fix MCP_SERVERS (docs/tools.md, "MCP tool servers")';
  * MCP_SERVERS (issue 34, point 1): the file read with the parser the worker
  * uses, then each server with enabledByDefault started and its tools listed
  * through the worker's own link (same confined child environment, same
- * read-only rule), all at once, each within mcpStartTimeoutMs, each stopped
+ * approval rule), all at once, each within mcpStartTimeoutMs, each stopped
  * before the doctor goes on. Names and counts only: never a header or env value.
  */
 export async function checkMcp(env: NodeJS.ProcessEnv, startTimeoutMs = mcpStartTimeoutMs): Promise<CheckResult[]> {
@@ -42,7 +42,8 @@ async function probeMcpServer(server: McpServerEntry, startTimeoutMs: number): P
   try {
     await link.open();
     const offered = link.tools.length;
-    return { name, status: 'ok', detail: `${server.kind}: ${offered} tool${offered === 1 ? '' : 's'} offered (read-only), ${link.left.length} left out` };
+    const asking = link.tools.filter((tool) => tool.asks).length;
+    return { name, status: 'ok', detail: `${server.kind}: ${offered} tool${offered === 1 ? '' : 's'} offered (${asking} ask${asking === 1 ? 's' : ''} before each call), ${link.left.length} left out` };
   } catch (error) {
     const what = server.kind === 'stdio' ? `check that "${server.command}" runs and speaks MCP over stdio` : 'check that the URL answers MCP over Streamable HTTP and its headers';
     return { name, status: 'fail', detail: hideValues(server, (error as Error).message), fix: `${what} (within ${startTimeoutMs / 1000} s), or ${fix}` };

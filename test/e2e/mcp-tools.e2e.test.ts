@@ -67,6 +67,10 @@ describe('MCP tool servers through the real route', () => {
         { match: 'crash it', reply: 'after the crash: {{tool_result}}' },
         { match: 'echo once more', firstStep: true, times: 1, toolCalls: [{ name: 'everything__echo', arguments: { message: 'still here' } }] },
         { match: 'echo once more', reply: 'the tool said: {{tool_result}}' },
+        { match: 'write it', firstStep: true, times: 1, toolCalls: [{ name: 'fixture__write', arguments: { path: 'notes.txt' } }] },
+        { match: 'write it', reply: 'after write: {{tool_result}}' },
+        { match: 'wipe it', firstStep: true, times: 1, toolCalls: [{ name: 'fixture__wipe', arguments: {} }] },
+        { match: 'wipe it', reply: 'after wipe: {{tool_result}}' },
       ],
     });
   });
@@ -81,7 +85,7 @@ describe('MCP tool servers through the real route', () => {
       where c.chat_id = ${String(chatId)} and m.role = 'tool' order by m.seq`;
   }
 
-  it("offers the read-only tools of enabled servers, and the model's call of everything__echo reaches the chat", async () => {
+  it("offers the tools of enabled servers, and the model's call of everything__echo reaches the chat", async () => {
     const chatId = 3401;
     await system.sendTelegram({ chatId, text: 'please echo this' });
     const [reply] = await system.waitForTelegram(chatId, 1, 20_000);
@@ -90,12 +94,33 @@ describe('MCP tool servers through the real route', () => {
 
     const requests = (await (await fetch(`${system.simUrl}/control/model/requests`)).json()) as ModelRequest[];
     const offered = requests[0]?.body.tools?.map((t) => t.function.name) ?? [];
-    expect(offered).toEqual(expect.arrayContaining(['current_time', 'calculator', 'wait', 'everything__echo', 'everything__get-env', 'fixture__crash']));
-    // Not read-only (or destructive): not offered; a server without enabledByDefault: not started.
-    expect(offered).not.toContain('everything__toggle-simulated-logging');
-    expect(offered).not.toContain('fixture__write');
-    expect(offered).not.toContain('fixture__wipe');
+    // Tools with side effects are offered too: calling them asks first (the next test); a server without enabledByDefault: not started.
+    expect(offered).toEqual(expect.arrayContaining(['current_time', 'calculator', 'wait', 'everything__echo', 'everything__get-env', 'fixture__crash', 'fixture__write', 'fixture__wipe']));
     expect(offered.some((name) => name.startsWith('unused__'))).toBe(false);
+  });
+
+  it('asks in chat before a tool that is not read-only runs: approved, it runs; denied, the model reads that it did not', async () => {
+    const chatId = 3404;
+    await system.sendTelegram({ chatId, text: 'write it' });
+    const [question] = await system.waitForTelegram(chatId, 1, 20_000);
+    expect(question?.text).toContain('use the tool fixture__write');
+    expect(question?.text).toContain('notes.txt');
+    expect(await toolResults(chatId)).toEqual([]);
+    await system.sendTelegram({ chatId, text: '/approve' });
+    const replies = await system.waitForTelegram(chatId, 2, 20_000);
+    expect(replies[1]?.text).toBe('after write: ran write');
+    expect(await toolResults(chatId)).toEqual([{ tool_name: 'fixture__write', content: 'ran write' }]);
+
+    const other = 3405;
+    await system.sendTelegram({ chatId: other, text: 'wipe it' });
+    const [destructive] = await system.waitForTelegram(other, 1, 20_000);
+    expect(destructive?.text).toContain('use the tool fixture__wipe (it says it is destructive)');
+    await system.sendTelegram({ chatId: other, text: '/deny' });
+    const denied = await system.waitForTelegram(other, 2, 20_000);
+    expect(denied[1]?.text).toBe('after wipe: error: the user declined fixture__wipe; it was not run');
+    const [row] = await system.sql<{ status: string; summary: string }[]>`
+      select a.status, a.summary from approvals a join conversations c on c.id = a.conversation_id where c.chat_id = ${String(other)}`;
+    expect(row).toEqual({ status: 'denied', summary: 'use the tool fixture__wipe (it says it is destructive)' });
   });
 
   it("gives the stdio child none of the worker's secrets", async () => {

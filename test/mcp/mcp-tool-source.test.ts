@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createMcpToolSource, createToolRegistry, type McpLimits, type McpServerSpec, type McpToolSource } from '@switchboard/agent';
+import { createMcpToolSource, createToolRegistry, type ApprovalAnswer, type ApprovalQuestion, type AskUser, type McpLimits, type McpServerSpec, type McpToolSource } from '@switchboard/agent';
 import { getFreePort, repoRoot } from '@switchboard/harness';
 
 // Real servers over stdio: @modelcontextprotocol/server-everything from npm,
@@ -55,13 +55,16 @@ async function startHttpEverything(port: number): Promise<ChildProcess> {
 }
 
 describe('MCP tool servers over stdio', () => {
-  it('offers the read-only tools of server-everything as <server>__<tool> with their JSON schemas, and calls them', async () => {
+  it('offers the tools of server-everything as <server>__<tool> with their JSON schemas, and calls them', async () => {
     const { registry, call } = await open([everything]);
     const names = registry.definitions.map((d) => d.name);
     expect(names).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-env', 'everything__get-sum']));
-    // Not marked read-only: not offered, and not callable by a name the model makes up.
-    expect(names).not.toContain('everything__toggle-simulated-logging');
-    expect(await call('everything__toggle-simulated-logging')).toBe('error: unknown tool "everything__toggle-simulated-logging"');
+    // Not marked read-only: offered, but with nobody to ask it does not run (fail closed); a made-up name reaches no server.
+    expect(names).toContain('everything__toggle-simulated-logging');
+    expect(await call('everything__toggle-simulated-logging')).toBe(
+      "error: everything__toggle-simulated-logging changes things and needs the user's approval, which cannot be asked here; it was not run",
+    );
+    expect(await call('everything__made-up')).toBe('error: unknown tool "everything__made-up"');
     expect(registry.definitions.find((d) => d.name === 'everything__echo')?.parameters).toMatchObject({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
     expect(await call('everything__echo', { message: 'hello' })).toBe('Echo: hello');
     expect(await call('everything__echo', [1])).toBe('error: invalid arguments: arguments must be a JSON object');
@@ -85,9 +88,31 @@ describe('MCP tool servers over stdio', () => {
     }
   });
 
-  it('leaves out tools not marked read-only or marked destructive', async () => {
+  it('asks before each call of a tool not marked read-only or marked destructive: approved it runs, otherwise the model reads why not', async () => {
     const { registry } = await open([fixture]);
-    expect(registry.definitions.map((d) => d.name).sort()).toEqual(['fixture__big', 'fixture__crash', 'fixture__grow', 'fixture__hang', 'fixture__pid']);
+    expect(registry.definitions.map((d) => d.name).sort()).toEqual(['fixture__big', 'fixture__crash', 'fixture__grow', 'fixture__hang', 'fixture__pid', 'fixture__wipe', 'fixture__write']);
+    const asked: ApprovalQuestion[] = [];
+    const answering = (decision: ApprovalAnswer['decision']): AskUser => async (question) => {
+      asked.push(question);
+      return { decision } as ApprovalAnswer;
+    };
+    const caller = { conversationId: 7, userKey: 'telegram:bot:1', userId: '1', turnKey: '7:1' };
+    const signal = new AbortController().signal;
+    const run = (name: string, decision: ApprovalAnswer['decision'], conversationId = 7) =>
+      registry.call(name, JSON.stringify({ path: 'a.txt' }), { signal, askUser: answering(decision), caller: { ...caller, conversationId } });
+    expect(await run('fixture__pid', 'denied')).toMatch(/^\d+$/);
+    expect(asked).toEqual([]);
+    expect(await run('fixture__write', 'approved')).toBe('ran write');
+    expect(asked).toEqual([{ kind: 'other', summary: 'use the tool fixture__write', detail: '{"path":"a.txt"}' }]);
+    expect(await run('fixture__wipe', 'denied')).toBe('error: the user declined fixture__wipe; it was not run');
+    expect(asked[1]?.summary).toBe('use the tool fixture__wipe (it says it is destructive)');
+    expect(await run('fixture__wipe', 'unanswered')).toBe('error: no one approved fixture__wipe in time; it was not run');
+    // Approved for the session: that tool in that conversation runs unasked from then on; another conversation is asked.
+    expect(await run('fixture__write', 'approved_for_session')).toBe('ran write');
+    const before = asked.length;
+    expect(await run('fixture__write', 'denied')).toBe('ran write');
+    expect(asked).toHaveLength(before);
+    expect(await run('fixture__write', 'denied', 8)).toBe('error: the user declined fixture__write; it was not run');
   });
 
   it('fails only the call when the server exits during it, then restarts it after the backoff', async () => {

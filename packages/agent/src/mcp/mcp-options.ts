@@ -32,7 +32,7 @@ export const defaultMcpLimits: McpLimits = {
  * Why an MCP call gave no result. The tool registry turns it into the
  * `error: …` text the model reads; the turn and the process go on.
  */
-export type McpCallErrorCode = 'MCP_UNAVAILABLE' | 'MCP_TIMEOUT' | 'MCP_SERVER_EXITED' | 'MCP_TOOL_FAILED' | 'MCP_UNKNOWN_TOOL';
+export type McpCallErrorCode = 'MCP_UNAVAILABLE' | 'MCP_TIMEOUT' | 'MCP_SERVER_EXITED' | 'MCP_TOOL_FAILED' | 'MCP_UNKNOWN_TOOL' | 'MCP_NOT_APPROVED';
 
 export class McpCallError extends Error {
   readonly code: McpCallErrorCode;

@@ -7,13 +7,17 @@ import type { Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { ToolDefinition } from '../tools/define-tool.ts';
 import { McpCallError, type McpLimits, type McpServerSpec } from './mcp-options.ts';
-import { cutToolResult, isOfferedMcpTool, mcpToolName, renderMcpResult } from './mcp-tool-results.ts';
+import { cutToolResult, mcpToolAsks, mcpToolName, renderMcpResult } from './mcp-tool-results.ts';
 
 /** A tool of the server as the model is offered it. */
 export interface McpOfferedTool {
   /** The server's own name for it. */
   tool: string;
   definition: ToolDefinition;
+  /** Not plainly read-only: each call asks the chat first (the approval questions of Codex). */
+  asks: boolean;
+  /** The server says it is destructive: the question says so. */
+  destructive: boolean;
 }
 
 /** One MCP server, shared by every conversation of this worker process: started once, restarted with backoff after a failure. */
@@ -21,7 +25,7 @@ export interface McpServerLink {
   readonly name: string;
   /** The tools last listed (kept while the server restarts), read at each turn. */
   readonly tools: readonly McpOfferedTool[];
-  /** The server's names of the tools it listed but the model is not offered (not read-only, or a name the model API refuses). */
+  /** The server's names of the tools it listed but the model is not offered (a name the model API refuses). */
   readonly left: readonly string[];
   /** Connects and lists the tools; a failure is logged and retried in the background with backoff. */
   start(): Promise<void>;
@@ -196,12 +200,15 @@ function offerTools(link: Link, tools: readonly SdkTool[]): void {
   const left: string[] = [];
   for (const tool of tools) {
     const name = mcpToolName(server.name, tool.name);
-    if (!name || !isOfferedMcpTool(tool.annotations)) left.push(tool.name);
-    else offered.push({ tool: tool.name, definition: { name, description: tool.description ?? tool.title ?? tool.name, parameters: tool.inputSchema as Record<string, unknown> } });
+    if (!name) left.push(tool.name);
+    else {
+      const definition = { name, description: tool.description ?? tool.title ?? tool.name, parameters: tool.inputSchema as Record<string, unknown> };
+      offered.push({ tool: tool.name, definition, asks: mcpToolAsks(tool.annotations), destructive: tool.annotations?.destructiveHint === true });
+    }
   }
   state.tools = offered;
   state.left = left;
-  if (left.length > 0) log.info({ mcpServer: server.name, left }, 'MCP tools not offered: not marked read-only, or a name the model API refuses');
+  if (left.length > 0) log.info({ mcpServer: server.name, left }, 'MCP tools not offered: a name the model API refuses');
 }
 
 function noteClosed(link: Link, client: Client): void {

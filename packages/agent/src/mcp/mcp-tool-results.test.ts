@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cutToolResult, isOfferedMcpTool, mcpToolName, renderMcpResult } from './mcp-tool-results.ts';
+import { cutToolResult, isOfferedMcpTool, mcpToolAsks, mcpToolName, renderMcpResult } from './mcp-tool-results.ts';
 
 describe(mcpToolName.name, () => {
   it('joins server and tool with __, and refuses what the model API would', () => {
@@ -11,8 +11,17 @@ describe(mcpToolName.name, () => {
   });
 });
 
+describe(mcpToolAsks.name, () => {
+  it('asks for every call of a tool that does not say it is read-only and not destructive (fail closed)', () => {
+    expect(mcpToolAsks({ readOnlyHint: true })).toBe(false);
+    expect(mcpToolAsks({ readOnlyHint: true, destructiveHint: true })).toBe(true);
+    expect(mcpToolAsks({ readOnlyHint: false })).toBe(true);
+    expect(mcpToolAsks(undefined)).toBe(true);
+  });
+});
+
 describe(isOfferedMcpTool.name, () => {
-  it('offers only what says it is read-only and not destructive (fail closed)', () => {
+  it('runs unasked only what says it is read-only and not destructive (fail closed)', () => {
     expect(isOfferedMcpTool({ readOnlyHint: true })).toBe(true);
     expect(isOfferedMcpTool({ readOnlyHint: true, destructiveHint: false })).toBe(true);
     expect(isOfferedMcpTool({ readOnlyHint: true, destructiveHint: true })).toBe(false);

@@ -23,13 +23,16 @@ export interface McpToolHints {
 }
 
 /**
- * Fail closed on side effects: a tool is offered only when its server says it
- * is read-only and does not say it is destructive. Asking the user before a
- * tool with side effects runs (the Codex approvals) is not built for MCP yet,
- * so such a tool is not offered at all.
+ * Fail closed on side effects: a tool runs without asking only when its
+ * server says it is read-only and does not say it is destructive.
  */
 export function isOfferedMcpTool(annotations: McpToolHints | undefined): boolean {
   return annotations?.readOnlyHint === true && annotations.destructiveHint !== true;
+}
+
+/** Whether calling the tool asks the chat first (docs/tools.md, "Approvals for tools"): every tool not plainly read-only. */
+export function mcpToolAsks(annotations: McpToolHints | undefined): boolean {
+  return !isOfferedMcpTool(annotations);
 }
 
 /** The parts of an MCP CallToolResult read here; other content kinds are named, not shown. */

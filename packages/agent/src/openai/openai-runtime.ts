@@ -115,7 +115,7 @@ async function runOpenAiTurn(settings: StepSettings, request: RunTurnRequest): P
     entries.push(assistant);
     conversation.add(assistant);
     for (const call of step.toolCalls) {
-      const entry = await runToolCall(options, call, { signal: request.signal, waitBudget, ...(request.caller ? { caller: request.caller } : {}) });
+      const entry = await runToolCall(options, call, { signal: request.signal, waitBudget, ...(request.caller ? { caller: request.caller } : {}), ...(request.askUser ? { askUser: request.askUser } : {}) });
       entries.push(entry);
       conversation.add(entry);
     }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AskUser } from '../agent-runtime.ts';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 
 export interface ToolContext {
@@ -12,6 +13,8 @@ export interface ToolContext {
   waitBudget?: TurnWaitBudget;
   /** Who the call acts for: set by the worker on every turn, read by tools that keep something per conversation (`schedule`). */
   caller?: ToolCaller;
+  /** Asks the chat to approve an action (the turn's approval questions); a tool with side effects asks before it acts. Absent: nobody can be asked. */
+  askUser?: AskUser;
 }
 
 /** The turn a tool call belongs to, as the worker knows it. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { loadConversationSummary } from '@switchboard/db';
+import { listSchedules, loadConversationSummary } from '@switchboard/db';
+import { disarmSchedule } from '@switchboard/queue';
 import { modelSettingOf } from '@switchboard/actions';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError } from '../admin-errors.ts';
@@ -154,6 +155,8 @@ function registerDeleteRoute(scope: FastifyInstance, ctx: AdminContext): void {
     },
     async (request) => {
       const id = request.params.id;
+      // Its schedules go with it (the rows cascade); read first, so their BullMQ entries are taken out now, not at their next time.
+      const schedules = await listSchedules(ctx.db, { conversationId: id, activeOnly: true });
       const result = await ctx.actions.remove(
         id,
         request.query.confirm,
@@ -166,6 +169,11 @@ function registerDeleteRoute(scope: FastifyInstance, ctx: AdminContext): void {
       if (result.kind === 'confirmation_mismatch') {
         throw new AdminError('CONFIRMATION_MISMATCH', "confirm must be the conversation's key", { field: 'confirm' });
       }
+      await Promise.all(
+        schedules.map((schedule) =>
+          disarmSchedule(ctx.schedules, schedule.id).catch((err: unknown) => request.log.warn({ err, scheduleId: schedule.id }, 'schedule of a deleted conversation not disarmed; its next time finds it gone')),
+        ),
+      );
       return { ok: true as const, deleted: { id, key: result.key } };
     },
   );

@@ -113,6 +113,18 @@ describe('/admin/schedules', () => {
     expect((await schedules.getDelayed()).filter((job) => job.data.scheduleId === schedule.id)).toEqual([]);
   });
 
+  it('takes a deleted conversation\'s schedules out of BullMQ with it, not at their next time', async () => {
+    const conversationId = await newConversation('4109');
+    const cron = (await post({ conversationId, prompt: 'weekly', cron: '0 9 * * 1' })).json<{ schedule: Schedule }>().schedule;
+    const once = (await post({ conversationId, prompt: 'once', at: new Date(Date.now() + hour).toISOString() })).json<{ schedule: Schedule }>().schedule;
+    expect(await schedules.getJobScheduler(`schedule-${cron.id}`)).toBeDefined();
+    const deleted = await app.inject({ method: 'DELETE', url: `/admin/conversations/${conversationId}?confirm=${encodeURIComponent('telegram:bot:4109::')}`, headers: auth });
+    expect(deleted.statusCode).toBe(200);
+    expect(await schedules.getJobScheduler(`schedule-${cron.id}`)).toBeUndefined();
+    expect(await schedules.getJob(`once-${once.id}`)).toBeUndefined();
+    expect((await list(`?conversationId=${conversationId}`)).length).toBe(0);
+  });
+
   it('lists every status newest first, and one conversation\'s with conversationId', async () => {
     const first = await newConversation('4103');
     const second = await newConversation('4104');

@@ -26,7 +26,7 @@ describe('isPlainProse (the lexer skipped for plain prose)', () => {
 
   it('takes ordinary replies and leaves anything that looks like syntax to the lexer', () => {
     expect(isPlainProse("echo: I think it's true, isn't it? (Yes.)\n\nSecond paragraph: fine!")).toBe(true);
-    for (const text of ['**bold**', 'a_b', '1. first', '- item', '    code', 'see www.example.com', 'a@b.co', 'x  \ny', 'a\n\n\nb', ' lead', 'tail ', '', 'Title\n===', 'a < b', 'AT&T']) {
+    for (const text of ['**bold**', 'a_b', '1. first', '- item', '    code', 'see www.example.com', 'a@b.co', 'x  \ny', 'a\n\n\nb', ' lead', 'tail ', '', 'Title\n===', 'a < b', 'AT&T', 'a\n:-', 'a\n:-:']) {
       expect(isPlainProse(text), text).toBe(false);
     }
   });

@@ -60,8 +60,9 @@ const proseOnly = /^[\p{L}\p{N} ,.;:!?'"()\n-]*$/u;
 
 /**
  * Text the lexer would hand back as paragraphs of text tokens, unchanged:
- * prose characters only, no line that starts with a space, digit or `-`
- * (indented code, ordered and bullet lists, rules), no hard break (two spaces
+ * prose characters only, no line that starts with a space, digit, `-` or `:`
+ * (indented code, ordered and bullet lists, rules, and a GFM table's
+ * delimiter row such as `:-` under a line of text), no hard break (two spaces
  * before a newline), no run of blank lines, no `www.`, nothing to trim. Such text
  * renders as itself escaped (property-tested against the full walk), so it
  * skips the lexer: most replies are plain prose, and lexing was 2 % of an
@@ -72,7 +73,7 @@ export function isPlainProse(text: string): boolean {
     text !== '' &&
     text === text.trim() &&
     proseOnly.test(text) &&
-    !/(^|\n)[ \p{N}-]/u.test(text) &&
+    !/(^|\n)[ \p{N}:-]/u.test(text) &&
     !text.includes('  \n') &&
     !text.includes('\n\n\n') &&
     !/ \n|\n /.test(text) &&

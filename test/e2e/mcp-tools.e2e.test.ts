@@ -107,8 +107,9 @@ describe('MCP tool servers through the real route', () => {
     expect(question?.text).toContain('notes.txt');
     expect(await toolResults(chatId)).toEqual([]);
     await system.sendTelegram({ chatId, text: '/approve' });
-    const replies = await system.waitForTelegram(chatId, 2, 20_000);
-    expect(replies[1]?.text).toBe('after write: ran write');
+    // The answer is acknowledged ("Approved by …"), then the turn goes on with the tool's result.
+    const replies = await system.waitForTelegram(chatId, 3, 20_000);
+    expect(replies.map((r) => r.text).slice(1).sort()).toEqual([`Approved by ${chatId}.`, 'after write: ran write'].sort());
     expect(await toolResults(chatId)).toEqual([{ tool_name: 'fixture__write', content: 'ran write' }]);
 
     const other = 3405;
@@ -116,8 +117,8 @@ describe('MCP tool servers through the real route', () => {
     const [destructive] = await system.waitForTelegram(other, 1, 20_000);
     expect(destructive?.text).toContain('use the tool fixture__wipe (it says it is destructive)');
     await system.sendTelegram({ chatId: other, text: '/deny' });
-    const denied = await system.waitForTelegram(other, 2, 20_000);
-    expect(denied[1]?.text).toBe('after wipe: error: the user declined fixture__wipe; it was not run');
+    const denied = await system.waitForTelegram(other, 3, 20_000);
+    expect(denied.map((r) => r.text)).toContain('after wipe: error: the user declined fixture__wipe; it was not run');
     const [row] = await system.sql<{ status: string; summary: string }[]>`
       select a.status, a.summary from approvals a join conversations c on c.id = a.conversation_id where c.chat_id = ${String(other)}`;
     expect(row).toEqual({ status: 'denied', summary: 'use the tool fixture__wipe (it says it is destructive)' });

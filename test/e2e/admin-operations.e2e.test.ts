@@ -47,7 +47,9 @@ describe('admin API: turns, queues, outbox, restarts and metrics', () => {
       await expect(job.waitUntilFinished(events, 15_000)).rejects.toThrow();
 
       const figures = await call<{ queues: { name: string; failed: number; waiting: number; active: number; delayed: number }[] }>('GET', '/admin/queue');
-      expect(figures.body.queues).toEqual([expect.objectContaining({ name: 'turns', failed: 1 })]);
+      // The schedule occurrences' queue is shown beside the turns' (docs/schedules.md).
+      expect(figures.body.queues).toEqual([expect.objectContaining({ name: 'turns', failed: 1 }), expect.objectContaining({ name: 'schedules', failed: 0 })]);
+      expect((await call<{ items: unknown[] }>('GET', '/admin/queue/schedules/failed')).body.items).toEqual([]);
       const failed = await call<{ items: { id: string; name: string; failedReason: string; attemptsMade: number }[] }>('GET', '/admin/queue/turns/failed');
       expect(failed.body.items).toEqual([expect.objectContaining({ id: 'broken-1', name: 'no-such-job', attemptsMade: 1 })]);
       expect(failed.body.items[0]?.failedReason).not.toBe('');

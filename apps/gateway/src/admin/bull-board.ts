@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
-import type { TurnQueue } from '@switchboard/queue';
+import type { Queue } from 'bullmq';
 import { AdminError, sendAdminError } from './admin-errors.ts';
 import { allowThirdPartyStyles } from './security-headers.ts';
 
@@ -19,7 +19,7 @@ export const bullBoardPath = '/admin/queues';
  * and HEAD before bull-board sees the request, so a route a later bull-board
  * adds without the read-only check cannot write either.
  */
-export async function registerBullBoard(scope: FastifyInstance, queues: TurnQueue[]): Promise<void> {
+export async function registerBullBoard(scope: FastifyInstance, queues: Queue[]): Promise<void> {
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(bullBoardPath);
   createBullBoard({

@@ -93,7 +93,7 @@ async function registerSecuredSurface(secured: FastifyInstance, { ctx, authentic
   registerScheduleRoutes(secured, ctx);
   registerAuditRoutes(secured, ctx);
   registerEventsRoute(secured, fanout);
-  await registerBullBoard(secured, [ctx.queue]);
+  await registerBullBoard(secured, [ctx.queue, ctx.schedules]);
 }
 
 function addSecuredHooks(secured: FastifyInstance, authenticate: AdminAuthHook): void {

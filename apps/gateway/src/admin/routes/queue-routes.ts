@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { TurnQueue } from '@switchboard/queue';
+import type { Queue } from 'bullmq';
 import { auditAction, type AdminContext } from '../admin-context.ts';
 import { AdminError } from '../admin-errors.ts';
 import { errors, toIso } from '../schemas/common-schemas.ts';
@@ -10,16 +10,20 @@ const states = ['waiting', 'active', 'delayed', 'failed', 'prioritized', 'paused
 
 /** BullMQ figures per queue, failed jobs with their error, and retrying a failed job. */
 export function registerQueueRoutes(scope: FastifyInstance, ctx: AdminContext): void {
-  const queues: Queues = new Map([[ctx.queue.name, ctx.queue]]);
+  // The turns and the schedule occurrences (docs/schedules.md): a failed occurrence is retried like any job (it is idempotent).
+  const queues: Queues = new Map<string, Queue>([
+    [ctx.queue.name, ctx.queue],
+    [ctx.schedules.name, ctx.schedules],
+  ]);
   registerQueueFiguresRoute(scope, queues);
   registerFailedJobsRoute(scope, queues);
   registerRetryRoute(scope, ctx, queues);
 }
 
 /** The queues the admin API shows, by name. */
-type Queues = ReadonlyMap<string, TurnQueue>;
+type Queues = ReadonlyMap<string, Queue>;
 
-function findQueue(queues: Queues, name: string): TurnQueue {
+function findQueue(queues: Queues, name: string): Queue {
   const queue = queues.get(name);
   if (!queue) throw new AdminError('QUEUE_NOT_FOUND', `no queue ${name}; queues: ${[...queues.keys()].join(', ')}`, { field: 'queue' });
   return queue;

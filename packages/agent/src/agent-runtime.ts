@@ -1,6 +1,5 @@
 import type { TranscriptMessage } from '@switchboard/core';
 import type { AgentErrorCode } from './agent-error.ts';
-import type { ToolCaller } from './tools/define-tool.ts';
 import type { TranscriptEntry } from './transcript-entry.ts';
 
 /**
@@ -16,6 +15,21 @@ export interface AgentRuntime {
    * fixed tokens for the compression and trimming estimates.
    */
   readonly fixedRequestText: string;
+}
+
+/** The turn a tool call belongs to, as the worker knows it (ToolContext.caller). */
+export interface ToolCaller {
+  conversationId: number;
+  /** The turn's user, `platform:account:user` (turns.user_key). */
+  userKey: string;
+  /** The platform's user id alone: `hook:<name>` or `schedule:<id>` for a turn no person started. */
+  userId: string;
+  /**
+   * Names the turn's input (`<conversation>:<first input event id>`), the
+   * same when the turn is run again after a crash: a tool that creates
+   * something keys it by this, so the second run finds what the first made.
+   */
+  turnKey: string;
 }
 
 export interface RunTurnRequest {

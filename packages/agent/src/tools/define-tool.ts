@@ -1,5 +1,7 @@
 import type { z } from 'zod';
-import type { AskUser } from '../agent-runtime.ts';
+import type { AskUser, ToolCaller } from '../agent-runtime.ts';
+
+export type { ToolCaller };
 import { zodToJsonSchema } from 'zod-to-json-schema';
 
 export interface ToolContext {
@@ -17,20 +19,6 @@ export interface ToolContext {
   askUser?: AskUser;
 }
 
-/** The turn a tool call belongs to, as the worker knows it. */
-export interface ToolCaller {
-  conversationId: number;
-  /** The turn's user, `platform:account:user` (turns.user_key). */
-  userKey: string;
-  /** The platform's user id alone: `hook:<name>` or `schedule:<id>` for a turn no person started. */
-  userId: string;
-  /**
-   * Names the turn's input (`<conversation>:<first input event id>`), the
-   * same when the turn is run again after a crash: a tool that creates
-   * something keys it by this, so the second run finds what the first made.
-   */
-  turnKey: string;
-}
 
 export interface TurnWaitBudget {
   readonly budgetMs: number;

@@ -92,7 +92,11 @@ describe('admin surface: read-only bull-board, audited sign-ins, security header
         'GET',
         '/admin/queues/api/queues?activeQueue=turns&status=delayed',
       );
-      expect(queues.body.queues).toEqual([expect.objectContaining({ name: 'turns', readOnlyMode: true, allowRetries: false })]);
+      // The schedule occurrences' queue beside the turns' (docs/schedules.md), read-only the same way.
+      expect(queues.body.queues).toEqual([
+        expect.objectContaining({ name: 'turns', readOnlyMode: true, allowRetries: false }),
+        expect.objectContaining({ name: 'schedules', readOnlyMode: true, allowRetries: false }),
+      ]);
       expect(queues.body.queues[0]?.counts.delayed).toBe(1);
       const job = await adminRequest<{ job: { id: string; data: unknown } }>(base, 'GET', '/admin/queues/api/queues/turns/parked-1');
       expect(job.status).toBe(200);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createScratchDir, repoRoot } from '@switchboard/harness';
 import type { TestSystem } from './system.ts';
 import { chatPrefix } from './turn-helpers.ts';
-import { Random, type ConversationScript, type ScenarioAction } from './turn-random.ts';
+import { escapeRegex, Random, type ConversationScript, type ScenarioAction } from './turn-random.ts';
 
 /**
  * MCP tool calls in the randomized scenario test (docs/tools.md, "MCP tool
@@ -42,7 +42,7 @@ export function writeScenarioMcpServers(): string | undefined {
 /** One rule per MCP message, used once: the model calls `scen__echo` with the message's text, then answers as usual. */
 export function mcpRules(scripts: readonly ConversationScript[]): unknown[] {
   return scripts.flatMap((s) =>
-    s.actions.flatMap((a) => (a.kind === 'mcp' ? [{ matchRegex: `^${a.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, toolCalls: [{ name: mcpToolName, arguments: { text: a.text } }], times: 1 }] : [])),
+    s.actions.flatMap((a) => (a.kind === 'mcp' ? [{ matchRegex: `^${escapeRegex(a.text)}$`, toolCalls: [{ name: mcpToolName, arguments: { text: a.text } }], times: 1 }] : [])),
   );
 }
 

@@ -212,6 +212,6 @@ export function modelRules(scripts: ConversationScript[]): unknown[] {
     { match: slowMarker, replyRepeat: { text: 'lorem ipsum ', count: 100 }, chunkDelayMs: 8 },
   ];
 }
-function escapeRegex(text: string): string {
+export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
